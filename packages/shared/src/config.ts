@@ -1,0 +1,82 @@
+import Type, { type Static, type TObject, type TSchema } from 'typebox'
+import Value from 'typebox/value'
+
+/** A configuration value that is missing or malformed; its message is one line naming the variable. */
+export class ConfigError extends Error {
+  override name = 'ConfigError'
+}
+
+/** Variables both services read. */
+export const CommonConfig = {
+  HOST: Type.String({ default: '127.0.0.1', minLength: 1, description: 'Interface to listen on' }),
+  LOG_LEVEL: Type.Union(
+    ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
+    { default: 'info' },
+  ),
+  DATA_DIR: Type.String({ default: '.data', description: 'Where the embedded database keeps its files' }),
+  MIGRATE_ON_START: Type.Optional(Type.Boolean({ description: 'Apply pending migrations before listening' })),
+}
+
+export const Port = (fallback: number) => Type.Integer({ minimum: 0, maximum: 65535, default: fallback })
+export const DatabaseUrl = () =>
+  Type.Optional(Type.String({ pattern: '^postgres(ql)?://', description: 'postgres:// URL; unset = embedded PGlite' }))
+
+function describe(schema: TSchema): string {
+  const s = schema as Record<string, unknown>
+  if (Array.isArray(s.anyOf)) {
+    const values = (s.anyOf as Array<Record<string, unknown>>).map((o) => o.const).filter((v) => v !== undefined)
+    if (values.length) return `one of ${values.join(', ')}`
+  }
+  if (s.type === 'integer') {
+    const range = s.minimum !== undefined && s.maximum !== undefined ? ` from ${s.minimum} to ${s.maximum}` : ''
+    return `an integer${range}`
+  }
+  if (s.type === 'number') return 'a number'
+  if (s.type === 'boolean') return 'true or false'
+  if (typeof s.pattern === 'string') return `a string matching ${s.pattern}`
+  if (typeof s.minLength === 'number') return `a string of at least ${s.minLength} characters`
+  return 'a valid value'
+}
+
+/**
+ * Reads the variables named by `schema` from `env`, converts and validates them.
+ * Empty strings count as unset so `FOO= cmd` falls back to the default.
+ */
+export function loadConfig<T extends TObject>(schema: T, env: NodeJS.ProcessEnv = process.env): Static<T> {
+  const raw: Record<string, unknown> = {}
+  for (const key of Object.keys(schema.properties)) {
+    const value = env[key]
+    if (value !== undefined && value !== '') raw[key] = value
+  }
+  // Default and Convert work in place: keep the raw strings for the error message
+  const converted = Value.Convert(schema, Value.Default(schema, { ...raw })) as Record<string, unknown>
+  for (const key of Object.keys(schema.properties)) {
+    const property = schema.properties[key] as TSchema
+    const value = converted[key]
+    if (value === undefined) {
+      if (schema.required?.includes(key))
+        throw new ConfigError(`Invalid configuration: ${key} is required (${describe(property)})`)
+      continue
+    }
+    if (!Value.Check(property, value)) {
+      throw new ConfigError(
+        `Invalid configuration: ${key} must be ${describe(property)} (got ${JSON.stringify(raw[key])})`,
+      )
+    }
+  }
+  return converted as Static<T>
+}
+
+/** Runs an entry point; configuration errors print one line and exit 1, anything else exits 1 with its message. */
+export function runMain(main: () => Promise<unknown>): void {
+  main().catch((error: unknown) => {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`${error.message}\n`)
+    } else {
+      const message = error instanceof Error ? error.message : String(error)
+      process.stderr.write(`error: ${message}\n`)
+      if (process.env.DEBUG) console.error(error)
+    }
+    process.exit(1)
+  })
+}

@@ -1,0 +1,6 @@
+export { createDatabase, type Database, type DatabaseOptions, describeUrl } from './database.ts'
+export { locateEmbedded, serviceDataDir } from './embedded-host.ts'
+export { type EmbeddedPostgres, startEmbeddedPostgres } from './embedded-server.ts'
+export { MigrationError, type MigrationFile, migrate, pendingMigrations, readMigrations } from './migrator.ts'
+export { openServiceDatabase, type ServiceDatabase } from './open.ts'
+export { streamQuery } from './stream.ts'

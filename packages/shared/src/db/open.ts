@@ -1,0 +1,37 @@
+import { createDatabase, type Database, type DatabaseOptions, describeUrl } from './database.ts'
+import { locateEmbedded } from './embedded-host.ts'
+
+export interface ServiceDatabase<DB> extends Database<DB> {
+  /** True when served by embedded PGlite rather than a PostgreSQL server. */
+  readonly embedded: boolean
+  /** One line for logs: where the data lives. */
+  readonly description: string
+}
+
+/**
+ * Opens a service's database: the PostgreSQL server at `url`, or else the embedded PGlite
+ * under `<dataDir>/<service>/` (joining the process that serves it, or serving it ourselves).
+ */
+export async function openServiceDatabase<DB>(options: {
+  service: string
+  url?: string | undefined
+  dataDir: string
+  pool?: DatabaseOptions
+}): Promise<ServiceDatabase<DB>> {
+  if (options.url) {
+    const database = createDatabase<DB>(options.url, options.pool)
+    return { ...database, embedded: false, description: `PostgreSQL at ${describeUrl(options.url)}` }
+  }
+  const location = await locateEmbedded(options.dataDir, options.service)
+  const database = createDatabase<DB>(location.url, { max: 4, ...options.pool })
+  const owner = location.host ? 'owned by this process' : 'served by another process'
+  return {
+    ...database,
+    embedded: true,
+    description: `embedded PGlite in ${options.dataDir}/${options.service} (${owner})`,
+    close: async () => {
+      await database.close()
+      await location.host?.release()
+    },
+  }
+}

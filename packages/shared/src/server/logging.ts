@@ -1,0 +1,90 @@
+import { randomUUID } from 'node:crypto'
+import type { IncomingMessage } from 'node:http'
+import { type FastifyServerOptions, LogController } from 'fastify'
+
+/** Query parameters whose values are credentials and never reach a log line. */
+const SECRET_PARAMS = new Set([
+  'access_token',
+  'refresh_token',
+  'token',
+  'code',
+  'client_secret',
+  'password',
+  'private_token',
+  'code_verifier',
+  'api_key',
+])
+
+/** The URL with every credential-bearing query value replaced. */
+export function redactUrl(url: string): string {
+  const q = url.indexOf('?')
+  if (q < 0) return url
+  const params = url
+    .slice(q + 1)
+    .split('&')
+    .map((pair) => {
+      const eq = pair.indexOf('=')
+      const name = eq < 0 ? pair : pair.slice(0, eq)
+      let decoded = name
+      try {
+        decoded = decodeURIComponent(name)
+      } catch {
+        // keep the raw name
+      }
+      return SECRET_PARAMS.has(decoded.toLowerCase()) ? `${name}=[REDACTED]` : pair
+    })
+  return `${url.slice(0, q)}?${params.join('&')}`
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/
+
+/** Options every service's Fastify instance is created with: logging, request ids, limits. */
+export function serverOptions(service: string, logLevel: string): FastifyServerOptions {
+  return {
+    logger:
+      logLevel === 'silent'
+        ? false
+        : {
+            level: logLevel,
+            base: { service },
+            redact: {
+              paths: [
+                'req.headers.authorization',
+                'req.headers["x-api-key"]',
+                'req.headers["private-token"]',
+                'req.headers.cookie',
+                'res.headers["set-cookie"]',
+                '*.password',
+                '*.client_secret',
+                '*.access_token',
+                '*.refresh_token',
+                '*.code',
+                '*.token',
+              ],
+              censor: '[REDACTED]',
+            },
+            serializers: {
+              req: (req: { method: string; url: string; ip?: string }) => ({
+                method: req.method,
+                url: redactUrl(req.url),
+                remoteAddress: req.ip,
+              }),
+            },
+          },
+    // An incoming x-request-id is kept when it is short and plain, so traces join across services.
+    requestIdHeader: false,
+    genReqId: (req: IncomingMessage) => {
+      const incoming = req.headers['x-request-id']
+      return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID()
+    },
+    // one line per request, written by the platform's onResponse hook with method, URL and status
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: 1024 * 1024,
+    connectionTimeout: 60_000,
+    requestTimeout: 120_000,
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+    routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },
+    ajv: { customOptions: { coerceTypes: 'array', removeAdditional: false, allErrors: true } },
+  }
+}

@@ -1,0 +1,81 @@
+import swagger from '@fastify/swagger'
+import swaggerUi from '@fastify/swagger-ui'
+import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify'
+import type { Kysely } from 'kysely'
+import type { OpenAPIV3_1 } from 'openapi-types'
+import type { MigrationFile } from '../db/migrator.ts'
+import { type ErrorFormat, HttpError } from '../errors.ts'
+import { registerHealth } from './health.ts'
+import { registerMetrics } from './metrics.ts'
+import { toValidationIssues } from './validation.ts'
+
+export interface PlatformOptions {
+  service: string
+  errors: ErrorFormat
+  db: Kysely<unknown>
+  migrations: MigrationFile[]
+  openapi: {
+    info: { title: string; version: string; description?: string; license?: { name: string; url?: string } }
+    tags?: Array<{ name: string; description?: string }>
+    securitySchemes?: Record<string, OpenAPIV3_1.SecuritySchemeObject>
+    healthTags?: string[]
+  }
+}
+
+function sendError(reply: FastifyReply, error: HttpError) {
+  return reply.code(error.statusCode).headers(error.headers).send(error.body())
+}
+
+/**
+ * What both services share around their routes: one error handler, request ids,
+ * OpenAPI (`/openapi.json`, Swagger UI at `/docs`), `/metrics` and the health probes.
+ * Register it first, then the service's routes, in the same encapsulation context.
+ */
+export async function registerPlatform(app: FastifyInstance, options: PlatformOptions): Promise<void> {
+  const { errors } = options
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id)
+  })
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.info(
+      { req: request, res: { statusCode: reply.statusCode }, responseTime: reply.elapsedTime },
+      'request',
+    )
+  })
+
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    if (error instanceof HttpError) {
+      if (error.statusCode >= 500) request.log.error({ err: error.cause ?? error }, error.message)
+      return sendError(reply, error)
+    }
+    if (error.validation) {
+      return sendError(
+        reply,
+        errors.validation(toValidationIssues(error.validation, error.validationContext ?? 'body')),
+      )
+    }
+    const status = error.statusCode
+    if (typeof status === 'number' && status >= 400 && status < 500) {
+      return sendError(reply, errors.clientError(status, error.message))
+    }
+    request.log.error({ err: error }, 'unhandled error')
+    return sendError(reply, errors.internal())
+  })
+
+  app.setNotFoundHandler((request, reply) => sendError(reply, errors.notFound(request.method, request.url)))
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: options.openapi.info,
+      tags: options.openapi.tags,
+      components: { securitySchemes: options.openapi.securitySchemes ?? {} },
+    },
+  })
+  await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true })
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
+
+  registerMetrics(app, options.service)
+  registerHealth(app, { db: options.db, migrations: options.migrations, tags: options.openapi.healthTags })
+}

@@ -1,0 +1,75 @@
+import type { FastifySchemaValidationError } from 'fastify/types/schema.js'
+import type { ValidationIssue } from '../errors.ts'
+
+const PART: Record<string, string> = {
+  querystring: 'query',
+  params: 'path',
+  body: 'body',
+  headers: 'header',
+}
+
+function readable(error: FastifySchemaValidationError): { msg: string; type: string } {
+  const params = error.params as Record<string, unknown>
+  switch (error.keyword) {
+    case 'required':
+      return { msg: 'Field required', type: 'missing' }
+    case 'type':
+      return { msg: `Input should be a valid ${String(params.type)}`, type: `${String(params.type)}_type` }
+    case 'enum':
+      return {
+        msg: `Input should be ${(params.allowedValues as unknown[]).map((v) => `'${String(v)}'`).join(', ')}`,
+        type: 'enum',
+      }
+    case 'anyOf':
+      return { msg: 'Input does not match any allowed value', type: 'value_error' }
+    case 'const':
+      return { msg: `Input should be '${String(params.allowedValue)}'`, type: 'literal_error' }
+    case 'pattern':
+      return { msg: `String should match pattern '${String(params.pattern)}'`, type: 'string_pattern_mismatch' }
+    case 'format':
+      return { msg: `Input should be a valid ${String(params.format)}`, type: `${String(params.format)}_parsing` }
+    case 'minimum':
+      return { msg: `Input should be greater than or equal to ${String(params.limit)}`, type: 'greater_than_equal' }
+    case 'maximum':
+      return { msg: `Input should be less than or equal to ${String(params.limit)}`, type: 'less_than_equal' }
+    case 'minLength':
+      return { msg: `String should have at least ${String(params.limit)} characters`, type: 'string_too_short' }
+    case 'maxLength':
+      return { msg: `String should have at most ${String(params.limit)} characters`, type: 'string_too_long' }
+    case 'maxItems':
+      return { msg: `List should have at most ${String(params.limit)} items`, type: 'too_long' }
+    case 'additionalProperties':
+      return { msg: 'Extra inputs are not permitted', type: 'extra_forbidden' }
+    default:
+      return { msg: error.message ?? 'Invalid input', type: error.keyword }
+  }
+}
+
+/** Turns Ajv errors of one request part into FastAPI-style issues (`loc: ["query", "start_datetime"]`). */
+export function toValidationIssues(errors: FastifySchemaValidationError[], context: string): ValidationIssue[] {
+  const part = PART[context] ?? context
+  const seen = new Set<string>()
+  const issues: ValidationIssue[] = []
+  for (const error of errors) {
+    // anyOf reports every branch; keep the summary, not the noise
+    if (errors.some((e) => e.keyword === 'anyOf') && (error.keyword === 'const' || error.keyword === 'type')) {
+      if (error.instancePath && errors.some((e) => e.keyword === 'anyOf' && e.instancePath === error.instancePath))
+        continue
+    }
+    const path = (error.instancePath ?? '')
+      .split('/')
+      .filter(Boolean)
+      .map((p) => (/^\d+$/.test(p) ? Number(p) : decodeURIComponent(p.replace(/~1/g, '/').replace(/~0/g, '~'))))
+    const params = error.params as Record<string, unknown>
+    if (error.keyword === 'required' && typeof params.missingProperty === 'string') path.push(params.missingProperty)
+    if (error.keyword === 'additionalProperties' && typeof params.additionalProperty === 'string') {
+      path.push(params.additionalProperty)
+    }
+    const { msg, type } = readable(error)
+    const key = `${path.join('.')}|${type}`
+    if (seen.has(key)) continue
+    seen.add(key)
+    issues.push({ loc: [part, ...path], msg, type })
+  }
+  return issues
+}

@@ -1,0 +1,137 @@
+import { createHash, randomBytes } from 'node:crypto'
+import { existsSync } from 'node:fs'
+import pg from 'pg'
+import { createDatabase, type Database } from '../db/database.ts'
+import { startEmbeddedPostgres } from '../db/embedded-server.ts'
+import { migrate, readMigrations } from '../db/migrator.ts'
+
+export type TestDatabaseKind = 'postgres' | 'testcontainers' | 'pglite'
+
+export interface TestDatabase<DB> extends Database<DB> {
+  readonly kind: TestDatabaseKind
+  /** Drops the database (or stops the container / embedded instance). */
+  close(): Promise<void>
+}
+
+function quote(identifier: string): string {
+  return `"${identifier.replace(/"/g, '""')}"`
+}
+
+function withDatabase(url: string, name: string): string {
+  const u = new URL(url)
+  u.pathname = `/${name}`
+  return u.toString()
+}
+
+/**
+ * A migrated template per migration set, made once under an advisory lock, then a copy per
+ * test file: `CREATE DATABASE ... TEMPLATE` costs tens of milliseconds instead of a migration run.
+ */
+async function fromServer<DB>(serverUrl: string, service: string, migrationsDir: string): Promise<TestDatabase<DB>> {
+  const files = readMigrations(migrationsDir)
+  const digest = createHash('sha256')
+    .update(files.map((f) => f.checksum).join(','))
+    .digest('hex')
+    .slice(0, 12)
+  const template = `tpl_${service}_${digest}`
+  const name = `test_${service}_${randomBytes(6).toString('hex')}`
+  const admin = new pg.Client({ connectionString: serverUrl })
+  await admin.connect()
+  try {
+    await admin.query('select pg_advisory_lock(727274002)')
+    try {
+      const exists = await admin.query('select 1 from pg_database where datname = $1', [template])
+      if (exists.rowCount === 0) {
+        const building = `${template}_build`
+        await admin.query(`drop database if exists ${quote(building)} with (force)`)
+        await admin.query(`create database ${quote(building)}`)
+        const target = createDatabase(withDatabase(serverUrl, building), { max: 1 })
+        try {
+          await migrate(target.db as never, files)
+        } finally {
+          await target.close()
+        }
+        await admin.query(`alter database ${quote(building)} rename to ${quote(template)}`)
+        // templates of older migration sets are of no further use
+        const stale = await admin.query<{ datname: string }>(
+          'select datname from pg_database where datname like $1 and datname <> $2',
+          [`tpl\\_${service}\\_%`, template],
+        )
+        for (const row of stale.rows) await admin.query(`drop database if exists ${quote(row.datname)} with (force)`)
+      }
+      await admin.query(`create database ${quote(name)} template ${quote(template)}`)
+    } finally {
+      await admin.query('select pg_advisory_unlock(727274002)')
+    }
+  } finally {
+    await admin.end()
+  }
+  const database = createDatabase<DB>(withDatabase(serverUrl, name), { max: 10 })
+  return {
+    ...database,
+    kind: 'postgres',
+    close: async () => {
+      await database.close()
+      const cleanup = new pg.Client({ connectionString: serverUrl })
+      await cleanup.connect()
+      try {
+        await cleanup.query(`drop database if exists ${quote(name)} with (force)`)
+      } finally {
+        await cleanup.end()
+      }
+    },
+  }
+}
+
+function dockerMayAnswer(): boolean {
+  return Boolean(process.env.DOCKER_HOST) || existsSync('/var/run/docker.sock')
+}
+
+async function fromContainer<DB>(migrationsDir: string): Promise<TestDatabase<DB> | undefined> {
+  if (!dockerMayAnswer()) return undefined
+  try {
+    const { PostgreSqlContainer } = await import('@testcontainers/postgresql')
+    const container = await new PostgreSqlContainer('timescale/timescaledb:latest-pg16').start()
+    const database = createDatabase<DB>(container.getConnectionUri(), { max: 10 })
+    await migrate(database.db as never, readMigrations(migrationsDir))
+    return {
+      ...database,
+      kind: 'testcontainers',
+      close: async () => {
+        await database.close()
+        await container.stop()
+      },
+    }
+  } catch {
+    return undefined // no working container runtime
+  }
+}
+
+async function fromPglite<DB>(migrationsDir: string): Promise<TestDatabase<DB>> {
+  const server = await startEmbeddedPostgres()
+  const database = createDatabase<DB>(server.url, { max: 4 })
+  await migrate(database.db as never, readMigrations(migrationsDir))
+  return {
+    ...database,
+    kind: 'pglite',
+    close: async () => {
+      await database.close()
+      await server.close()
+    },
+  }
+}
+
+/**
+ * A fresh, migrated database for one test file: a new database on `TEST_DATABASE_URL` when
+ * set; else a TimescaleDB container when a Docker engine answers; else in-memory PGlite.
+ * Says in one line which it used.
+ */
+export async function createTestDatabase<DB>(service: string, migrationsDir: string): Promise<TestDatabase<DB>> {
+  const serverUrl = process.env.TEST_DATABASE_URL
+  const database = serverUrl
+    ? await fromServer<DB>(serverUrl, service, migrationsDir)
+    : ((await fromContainer<DB>(migrationsDir)) ?? (await fromPglite<DB>(migrationsDir)))
+  const where = database.kind === 'postgres' ? `PostgreSQL ${new URL(database.url).pathname.slice(1)}` : database.kind
+  process.stdout.write(`[test-db] ${service}: ${where}\n`)
+  return database
+}

@@ -1,0 +1,16 @@
+import { describe, expect, it } from 'vitest'
+import { redactUrl } from '../src/server/logging.ts'
+
+describe('log redaction', () => {
+  it('replaces every credential in a query string and keeps the rest', () => {
+    expect(
+      redactUrl(
+        '/oauth/token/info?access_token=abc&x=1&code=zzz&Client_Secret=s&password=p&private_token=t&state=keep',
+      ),
+    ).toBe(
+      '/oauth/token/info?access_token=[REDACTED]&x=1&code=[REDACTED]&Client_Secret=[REDACTED]&password=[REDACTED]&private_token=[REDACTED]&state=keep',
+    )
+    expect(redactUrl('/api/v4/user')).toBe('/api/v4/user')
+    expect(redactUrl('/x?%61ccess_token=abc')).toBe('/x?%61ccess_token=[REDACTED]')
+  })
+})
