@@ -1,0 +1,53 @@
+import type { ColumnType } from 'kysely'
+import type { GROUP_COLUMNS } from '../domain/groups.ts'
+
+/** Kysely's view of the energy database; row types stay behind the repositories. */
+type Timestamp = ColumnType<Date, Date | string, Date | string>
+type Measurement = number | null
+
+type WideTable<Columns extends readonly string[]> = { time_15m: Timestamp } & { [C in Columns[number]]: Measurement }
+
+export interface DataloggerTable {
+  id: string
+  description: string | null
+  notes: string | null
+  serial: string
+  date_from: Timestamp | null
+  date_to: Timestamp | null
+  ip: string
+}
+
+export interface MeterTable {
+  id: number
+  description: string
+  notes: string | null
+  date_from: Timestamp | null
+  date_to: Timestamp | null
+  datalogger_id: string
+  type_id: string | null
+  unit_id: string | null
+  quantity_id: string | null
+}
+
+export interface Data15mTable {
+  time_15m: Timestamp
+  meter_id: number
+  avg_value: Measurement
+  min_value: Measurement
+  max_value: Measurement
+  sum_value: Measurement
+  count_value: number | null
+  tag: ColumnType<string, string | undefined, string>
+}
+
+export interface EnergyDatabase {
+  dataloggers: DataloggerTable
+  meters: MeterTable
+  data_15m: Data15mTable
+  datacenter_1_15m: WideTable<(typeof GROUP_COLUMNS)['datacenter_1']>
+  pv_15m: WideTable<(typeof GROUP_COLUMNS)['pv']>
+  water_15m: WideTable<(typeof GROUP_COLUMNS)['water']>
+  weather_15m: WideTable<(typeof GROUP_COLUMNS)['weather']>
+  centrali_frigo_15m: WideTable<(typeof GROUP_COLUMNS)['centrali_frigo']>
+  aulep_15m: WideTable<(typeof GROUP_COLUMNS)['aulep']>
+}
