@@ -8,6 +8,7 @@ export default defineConfig({
     maxWorkers: 2,
     testTimeout: 30_000,
     hookTimeout: 60_000,
-    reporters: ['default'],
+    reporters: ['default', 'json'],
+    outputFile: { json: 'artifacts/test-results.json' },
   },
 })

@@ -13,7 +13,7 @@ import { loadConfig, runMain } from '../config.ts'
 import { migrate, readMigrations } from '../db/migrator.ts'
 import { openServiceDatabase, type ServiceDatabase } from '../db/open.ts'
 import { prettyLine } from './pretty.ts'
-import { type ServiceDescriptor, services } from './services.ts'
+import { services } from './services.ts'
 
 const Config = Type.Object({
   HOST: Type.String({ default: '127.0.0.1' }),
@@ -110,19 +110,21 @@ runMain(async () => {
       }
     })
     started.push(
-      waitReady(`http://${config.HOST}:${ports[descriptor.name]}/health/ready`, child, 30_000).then(() =>
-        prepareDemo(descriptor, env),
-      ),
+      waitReady(`http://${config.HOST}:${ports[descriptor.name]}/health/ready`, child, 30_000).then(async () => {
+        if (stopping) return
+        const demo = run(descriptor.name, [descriptor.cliEntry, 'demo'], env)
+        children.set(`${descriptor.name}-demo`, demo)
+        const code = await exited(demo)
+        children.delete(`${descriptor.name}-demo`)
+        if (code !== 0 && !stopping) {
+          process.stderr.write(`[${descriptor.name}] demo data could not be prepared (exit ${code})\n`)
+        }
+      }),
     )
   }
+  // Each service's `demo` command (run once both answer) fills an empty database and prints how to try it.
   await Promise.all(started)
+  if (stopping) return
   const lines = services.map((d) => `  ${d.title.padEnd(16)} http://${config.HOST}:${ports[d.name]}/docs`)
   process.stdout.write(`\nReady. Press Ctrl-C to stop.\n${lines.join('\n')}\n\n`)
 })
-
-/** Each service's `demo` command fills an empty database once and prints how to try it. */
-async function prepareDemo(descriptor: ServiceDescriptor, env: NodeJS.ProcessEnv): Promise<void> {
-  const child = run(descriptor.name, [descriptor.cliEntry, 'demo'], env)
-  const code = await exited(child)
-  if (code !== 0) process.stderr.write(`[${descriptor.name}] demo data could not be prepared (exit ${code})\n`)
-}
