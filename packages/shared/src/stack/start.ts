@@ -7,6 +7,8 @@
  * A service whose *_DATABASE_URL is set uses that server instead.
  */
 import { type ChildProcess, spawn } from 'node:child_process'
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
+import { dirname, resolve } from 'node:path'
 import { createInterface } from 'node:readline'
 import Type from 'typebox'
 import { loadConfig, runMain } from '../config.ts'
@@ -77,6 +79,11 @@ runMain(async () => {
     for (const database of databases.values()) await database.close()
     process.exit(code)
   }
+  // Scripts and supervisors find the stack here (stop it with SIGINT or SIGTERM to this pid or its group).
+  const pidFile = resolve(config.DATA_DIR, 'stack.pid')
+  mkdirSync(dirname(pidFile), { recursive: true })
+  writeFileSync(pidFile, String(process.pid))
+  process.on('exit', () => rmSync(pidFile, { force: true }))
   process.on('SIGINT', () => void stopAll(0))
   process.on('SIGTERM', () => void stopAll(0))
 
