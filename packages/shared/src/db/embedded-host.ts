@@ -67,10 +67,12 @@ export async function locateEmbedded(dataDir: string, service: string): Promise<
   const deadline = Date.now() + 20_000
   while (Date.now() < deadline) {
     const found = readAnnouncement(file)
-    if (found && found.pid !== process.pid && alive(found.pid)) {
+    if (found && alive(found.pid)) {
       if (found.url && (await answers(found.url))) return { url: found.url }
-      await sleep(200) // the owner is still starting
-      continue
+      if (found.pid !== process.pid) {
+        await sleep(200) // the owner is still starting
+        continue
+      }
     }
     if (found) rmSync(file, { force: true }) // left by a process that died
     try {

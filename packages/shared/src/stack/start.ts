@@ -89,15 +89,18 @@ runMain(async () => {
 
   const ports: Record<string, number> = { oauth: config.OAUTH_PORT, energy: config.ENERGY_PORT }
   const urls: Record<string, string> = {}
-  for (const descriptor of services) {
-    const explicit = (config as Record<string, unknown>)[descriptor.databaseUrlEnv] as string | undefined
-    const database = await openServiceDatabase({ service: descriptor.name, url: explicit, dataDir: config.DATA_DIR })
-    databases.set(descriptor.name, database)
-    const result = await migrate(database.db as never, readMigrations(descriptor.migrationsDir))
-    const note = result.applied.length ? `applied ${result.applied.length} migration(s)` : 'schema up to date'
-    process.stdout.write(`[db]     ${descriptor.name}: ${database.description}, ${note}\n`)
-    urls[descriptor.name] = database.url
-  }
+  // both databases open and migrate at once: a cold embedded start costs seconds each
+  await Promise.all(
+    services.map(async (descriptor) => {
+      const explicit = (config as Record<string, unknown>)[descriptor.databaseUrlEnv] as string | undefined
+      const database = await openServiceDatabase({ service: descriptor.name, url: explicit, dataDir: config.DATA_DIR })
+      databases.set(descriptor.name, database)
+      const result = await migrate(database.db as never, readMigrations(descriptor.migrationsDir))
+      const note = result.applied.length ? `applied ${result.applied.length} migration(s)` : 'schema up to date'
+      process.stdout.write(`[db]     ${descriptor.name}: ${database.description}, ${note}\n`)
+      urls[descriptor.name] = database.url
+    }),
+  )
 
   const started: Array<Promise<void>> = []
   for (const descriptor of services) {
