@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto'
 import type { IncomingMessage } from 'node:http'
+import type { Duplex } from 'node:stream'
 import { type FastifyServerOptions, LogController } from 'fastify'
+import type { ErrorFormat } from '../errors.ts'
 
 /** Query parameters whose values are credentials and never reach a log line. */
 const SECRET_PARAMS = new Set([
@@ -38,9 +40,33 @@ export function redactUrl(url: string): string {
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/
 
+/**
+ * Requests Node's HTTP parser rejects (bytes outside the grammar, bad framing) never reach
+ * Fastify's error handler; answer them in the service's error shape too.
+ */
+function clientErrorHandler(errors: ErrorFormat | undefined) {
+  return (error: NodeJS.ErrnoException, socket: Duplex) => {
+    if (!socket.writable) return
+    if (error.code === 'ECONNRESET') {
+      socket.destroy()
+      return
+    }
+    const tooLarge = error.code === 'HPE_HEADER_OVERFLOW'
+    const status = tooLarge ? 431 : 400
+    const message = tooLarge ? 'Request header fields too large' : 'Malformed HTTP request'
+    const body = JSON.stringify(errors ? errors.clientError(status, message).body() : { message })
+    socket.end(
+      `HTTP/1.1 ${status} ${tooLarge ? 'Request Header Fields Too Large' : 'Bad Request'}\r\n` +
+        `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+        `Connection: close\r\n\r\n${body}`,
+    )
+  }
+}
+
 /** Options every service's Fastify instance is created with: logging, request ids, limits. */
-export function serverOptions(service: string, logLevel: string): FastifyServerOptions {
+export function serverOptions(service: string, logLevel: string, errors?: ErrorFormat): FastifyServerOptions {
   return {
+    clientErrorHandler: clientErrorHandler(errors),
     logger:
       logLevel === 'silent'
         ? false

@@ -1,2 +1,5 @@
 export { createTestDatabase, type TestDatabase, type TestDatabaseKind } from './database.ts'
+export { type FuzzOptions, type FuzzReport, type FuzzRequest, fuzzService } from './fuzz.ts'
+export { fromSchema, HOSTILE_STRINGS, hostileString } from './hostile.ts'
+export { type RawResponse, rawRequest } from './raw-http.ts'
 export { startTcpProxy, type TcpProxy } from './tcp-proxy.ts'
