@@ -99,6 +99,19 @@ describe('OpenAPI fuzzer', () => {
     }
   })
 
+  it('refuses Infinity and NaN where a number is declared', async () => {
+    const app = await sampleApp(database, false)
+    try {
+      for (const value of ['Infinity', '-Infinity', 'NaN']) {
+        const response = await app.inject(`/items/${value}`)
+        expect(response.statusCode).toBe(422)
+        expect(response.json().detail).toMatch(/^path\.id: /)
+      }
+    } finally {
+      await app.close()
+    }
+  })
+
   it('fails on a service that answers 500 for some input', async () => {
     const app = await sampleApp(database, true)
     try {

@@ -111,6 +111,6 @@ export function serverOptions(service: string, logLevel: string, errors?: ErrorF
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },
-    ajv: { customOptions: { coerceTypes: 'array', removeAdditional: false, allErrors: true } },
+    ajv: { customOptions: { coerceTypes: 'array', removeAdditional: false, allErrors: true, strictNumbers: true } },
   }
 }

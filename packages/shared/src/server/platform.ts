@@ -4,7 +4,7 @@ import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify'
 import type { Kysely } from 'kysely'
 import type { OpenAPIV3_1 } from 'openapi-types'
 import type { MigrationFile } from '../db/migrator.ts'
-import { type ErrorFormat, HttpError } from '../errors.ts'
+import { type ErrorFormat, HttpError, type ValidationIssue } from '../errors.ts'
 import { registerHealth } from './health.ts'
 import { registerMetrics } from './metrics.ts'
 import { toValidationIssues } from './validation.ts'
@@ -42,6 +42,25 @@ export async function registerPlatform(app: FastifyInstance, options: PlatformOp
       { req: request, res: { statusCode: reply.statusCode }, responseTime: reply.elapsedTime },
       'request',
     )
+  })
+
+  // Ajv's type coercion turns the strings "Infinity" and "NaN" into numbers without checking
+  // them; no declared number here is meant to be infinite, so refuse them like any bad value.
+  app.addHook('preHandler', async (request) => {
+    const issues: ValidationIssue[] = []
+    for (const [part, values] of [
+      ['query', request.query],
+      ['path', request.params],
+    ] as const) {
+      if (!values || typeof values !== 'object') continue
+      for (const [name, value] of Object.entries(values)) {
+        const list = Array.isArray(value) ? value : [value]
+        if (list.some((v) => typeof v === 'number' && !Number.isFinite(v))) {
+          issues.push({ loc: [part, name], msg: 'Input should be a finite number', type: 'finite_number' })
+        }
+      }
+    }
+    if (issues.length) throw errors.validation(issues)
   })
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
