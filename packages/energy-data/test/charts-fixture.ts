@@ -48,8 +48,7 @@ export type Plant = keyof typeof PLANT_FACTORS
 
 /** kWh in the quarter hour. */
 export const plant = (p: Plant, s: Slot) => Number((PLANT_FACTORS[p] * bell(s.t) * dayFactor(s.i)).toFixed(4))
-export const totPv = (s: Slot) =>
-  (Object.keys(PLANT_FACTORS) as Plant[]).reduce((sum, p) => sum + plant(p, s), 0)
+export const totPv = (s: Slot) => (Object.keys(PLANT_FACTORS) as Plant[]).reduce((sum, p) => sum + plant(p, s), 0)
 
 export const production = (s: Slot) => Number((8 * bell(s.t)).toFixed(4))
 export const consumption = (s: Slot) => 3 + (s.i % 5)
@@ -94,11 +93,20 @@ export const meterRow = (s: Slot): MeterRowFixture => {
   }
 }
 
-async function insertChunks(db: TestDatabase<EnergyDatabase>['db'], table: string, rows: Record<string, unknown>[]) {
+/** Plain parameterised INSERTs in chunks (the table is a fixture constant, never input). */
+async function insertChunks(
+  pool: TestDatabase<EnergyDatabase>['pool'],
+  table: string,
+  rows: Record<string, unknown>[],
+) {
+  const columns = Object.keys(rows[0]!)
   for (let k = 0; k < rows.length; k += 500) {
     const chunk = rows.slice(k, k + 500)
-    // biome-ignore lint/suspicious/noExplicitAny: dynamic table name in a test fixture
-    await db.insertInto(table as any).values(chunk as any).execute()
+    const values = chunk.map((_, r) => `(${columns.map((_c, c) => `$${r * columns.length + c + 1}`).join(', ')})`)
+    await pool.query(
+      `insert into ${table} (${columns.join(', ')}) values ${values.join(', ')}`,
+      chunk.flatMap((row) => columns.map((c) => row[c])),
+    )
   }
 }
 
@@ -126,7 +134,7 @@ export async function createFixtureDatabase(): Promise<TestDatabase<EnergyDataba
     ])
     .execute()
   await insertChunks(
-    db,
+    database.pool,
     'pv_15m',
     slots.map((s) => ({
       time_15m: iso(s.t),
@@ -135,7 +143,7 @@ export async function createFixtureDatabase(): Promise<TestDatabase<EnergyDataba
     })),
   )
   await insertChunks(
-    db,
+    database.pool,
     'aulep_15m',
     slots.map((s) => ({
       time_15m: iso(s.t),
@@ -145,7 +153,7 @@ export async function createFixtureDatabase(): Promise<TestDatabase<EnergyDataba
     })),
   )
   await insertChunks(
-    db,
+    database.pool,
     'water_15m',
     slots.map((s) => ({
       time_15m: iso(s.t),
@@ -154,22 +162,22 @@ export async function createFixtureDatabase(): Promise<TestDatabase<EnergyDataba
     })),
   )
   await insertChunks(
-    db,
+    database.pool,
     'weather_15m',
     slots.map((s) => ({ time_15m: iso(s.t), global_solar_radiation: radiation(s), air_temperature: 12 })),
   )
   await insertChunks(
-    db,
+    database.pool,
     'centrali_frigo_15m',
     slots.map((s) => ({ time_15m: iso(s.t), cf1_tot: cf1(s), cf2_tot: cf2(), cf3_tot: cf3(s) })),
   )
   await insertChunks(
-    db,
+    database.pool,
     'datacenter_1_15m',
     slots.map((s) => ({ time_15m: iso(s.t), tot_dc: datacenter(s) })),
   )
   await insertChunks(
-    db,
+    database.pool,
     'data_15m',
     slots.map((s) => {
       const r = meterRow(s)

@@ -35,7 +35,7 @@ let app: FastifyInstance
 
 beforeAll(async () => {
   database = await createFixtureDatabase()
-  app = await buildApp({ database })
+  app = await buildApp({ database: database as never })
   await app.ready()
 })
 

@@ -35,7 +35,7 @@ export interface SeriesSchedule {
   /** Share of quarter hours running per local hour 0-23. */
   runningShare: { weekday: Array<number | null>; weekend: Array<number | null> }
   /** Per month 1-12: energy (kWh) and running hours. */
-  months: Array<{ energyKwh: number | null; runningHours: number }>
+  months: Array<{ energyKwh: number | null; runningHours: number | null }>
 }
 
 /** Folds the database's (month, day type, hour) cells of one column into its schedule. */
@@ -72,7 +72,7 @@ export function foldSchedule<C extends string>(cells: Array<ScheduleCell<C>>, co
     quarters: count,
     profile: { weekday: hours.weekday.map(mean), weekend: hours.weekend.map(mean) },
     runningShare: { weekday: hours.weekday.map(share), weekend: hours.weekend.map(share) },
-    months: months.map((m) => ({ energyKwh: m.count ? m.sum : null, runningHours: m.running / 4 })),
+    months: months.map((m) => ({ energyKwh: m.count ? m.sum : null, runningHours: m.count ? m.running / 4 : null })),
   }
 }
 
