@@ -87,7 +87,8 @@ describe('GET /dashboard/assets/:name', () => {
   it('serves the page script, which draws each canvas from its chart endpoint, and the style sheet', async () => {
     const script = await get('/dashboard/assets/dashboard.js')
     expect(script.headers['content-type']).toBe('text/javascript; charset=utf-8')
-    expect(script.body).toContain('`/chart/${encodeURIComponent(name)}?lang=${lang}`')
+    expect(script.body).toContain('fetch(`/chart/')
+    expect(script.body).toContain("document.querySelectorAll('canvas[data-chart]')")
     expect(script.body).toContain('new window.Chart(canvas, config)')
     const css = await get('/dashboard/assets/dashboard.css')
     expect(css.statusCode).toBe(200)
@@ -102,8 +103,8 @@ describe('GET /dashboard/assets/:name', () => {
       expect(res.json()).toEqual({ detail: 'Not Found' })
     }
     const first = await get('/dashboard/assets/dashboard.css')
-    expect((await get('/dashboard/assets/dashboard.css', { 'if-none-match': first.headers.etag as string })).statusCode).toBe(
-      304,
-    )
+    expect(
+      (await get('/dashboard/assets/dashboard.css', { 'if-none-match': first.headers.etag as string })).statusCode,
+    ).toBe(304)
   })
 })

@@ -4,6 +4,8 @@ import { LANGUAGES } from '../charts/i18n.ts'
 import { VIEW_MAX_AGE } from '../dashboard/http-cache.ts'
 
 export const Lang = Type.Enum([...LANGUAGES], {
+  title: 'Language',
+  type: 'string',
   default: 'it',
   description: 'Language of titles, labels and legends: `it` (Italian, default) or `en` (English).',
 })
@@ -30,9 +32,24 @@ export const DetailBody = Type.Object(
   { description: 'Error with a message.', examples: [{ detail: 'Meter 999 not found' }] },
 )
 
+export const NotFoundBody = Type.Object(
+  { detail: Type.String() },
+  { description: 'No such file.', examples: [{ detail: 'Not Found' }] },
+)
+
+/** Response headers of the cached views, as the OpenAPI document shows them. */
+export const CACHE_HEADERS = {
+  etag: { type: 'string', description: 'Strong validator: a digest of the body.' },
+  'cache-control': { type: 'string', description: 'public, max-age=<seconds>' },
+}
+
+/** A 200 response schema that also documents the caching headers. */
+export const cached = <S extends object>(schema: S): S => ({ ...schema, headers: CACHE_HEADERS })
+
 export const NotModified = Type.Null({
   description:
     'Not Modified: the `If-None-Match` header names the current `ETag`; the body is empty and the cached copy stays valid.',
+  headers: { etag: CACHE_HEADERS.etag },
 })
 
 export const CACHING_NOTE =

@@ -6,7 +6,7 @@ import { buildChart, CHART_NAMES, type ChartName } from '../charts/charts.ts'
 import { DAILY_DAYS, SERIES_DAYS } from '../charts/windows.ts'
 import { sendCached } from '../dashboard/http-cache.ts'
 import type { EnergyDatabase } from '../db/schema.ts'
-import { CACHING_NOTE, Lang, NotModified, PUBLIC_ROUTE, ValidationErrorBody } from './chart-report-schemas.ts'
+import { CACHING_NOTE, cached, Lang, NotModified, PUBLIC_ROUTE, ValidationErrorBody } from './chart-report-schemas.ts'
 
 const WINDOW_NOTE =
   'The window ends with the newest quarter hour stored for the chart (now when there is none), so a late feed ' +
@@ -100,7 +100,7 @@ export async function chartRoutes(parent: FastifyInstance, options: { db: Kysely
           description: `${DESCRIPTIONS[name].description}\n\n${WINDOW_NOTE}\n\n${CACHING_NOTE}`,
           querystring: Type.Object({ lang: Type.Optional(Lang) }),
           response: {
-            200: ChartConfigBody,
+            200: cached(ChartConfigBody),
             304: NotModified,
             422: ValidationErrorBody,
           },

@@ -8,7 +8,7 @@ import { CHART_NAMES } from '../charts/charts.ts'
 import { sendCached } from '../dashboard/http-cache.ts'
 import { dashboardPage } from '../dashboard/page.ts'
 import { DetailError } from '../errors.ts'
-import { DetailBody, Lang, NotModified, PUBLIC_ROUTE, ValidationErrorBody } from './chart-report-schemas.ts'
+import { cached, Lang, NotFoundBody, NotModified, PUBLIC_ROUTE, ValidationErrorBody } from './chart-report-schemas.ts'
 
 /** Scripts, styles, data and images from this origin only; nothing inline, no frames, no forms elsewhere. */
 export const DASHBOARD_CSP = [
@@ -74,7 +74,7 @@ export async function dashboardRoutes(parent: FastifyInstance): Promise<void> {
           'origin only, no inline code). `lang` chooses the language of the page and of the charts; the page ' +
           'links to the other language.',
         querystring: Type.Object({ lang: Type.Optional(Lang) }),
-        response: { 200: PageBody, 304: NotModified, 422: ValidationErrorBody },
+        response: { 200: cached(PageBody), 304: NotModified, 422: ValidationErrorBody },
       },
     },
     async (request, reply) => {
@@ -95,12 +95,12 @@ export async function dashboardRoutes(parent: FastifyInstance): Promise<void> {
           .join(', ')} (Chart.js 4 comes from the installed npm package).`,
         params: Type.Object({ name: Type.String({ examples: ['chart.umd.min.js'] }) }),
         response: {
-          200: {
+          200: cached({
             description: 'The file.',
             content: { 'text/javascript': { schema: Type.String() }, 'text/css': { schema: Type.String() } },
-          },
+          }),
           304: NotModified,
-          404: DetailBody,
+          404: NotFoundBody,
         },
       },
     },

@@ -9,7 +9,14 @@ import { type Block, REPORT_FORMATS, type ReportFormat, renderReport } from '../
 import { DEFAULT_REPORT_DAYS, MAX_REPORT_DAYS } from '../reports/report-window.ts'
 import { buildMeterReport, buildPalinsestiReport, buildPvReport, buildWaterReport } from '../reports/reports.ts'
 import { DEFAULT_ZONE } from '../reports/zoned-time.ts'
-import { CACHING_NOTE, DetailBody, NotModified, PUBLIC_ROUTE, ValidationErrorBody } from './chart-report-schemas.ts'
+import {
+  CACHING_NOTE,
+  cached,
+  DetailBody,
+  NotModified,
+  PUBLIC_ROUTE,
+  ValidationErrorBody,
+} from './chart-report-schemas.ts'
 
 const bound = (which: 'start' | 'end') =>
   Type.Optional(
@@ -38,6 +45,8 @@ const Timezone = Type.Optional(
 
 const Format = Type.Optional(
   Type.Enum([...REPORT_FORMATS], {
+    title: 'ReportFormat',
+    type: 'string',
     description:
       '`markdown` (`text/markdown`), `text` (`text/plain`, aligned columns) or `json` (the Markdown as a JSON ' +
       'string, `application/json`, as FastAPI returns a string). Without it the `Accept` header chooses ' +
@@ -92,7 +101,7 @@ function send(
 export async function reportRoutes(parent: FastifyInstance, options: { db: Kysely<EnergyDatabase> }): Promise<void> {
   const app = parent.withTypeProvider<TypeBoxTypeProvider>()
   const { db } = options
-  const responses = { 200: ReportBody, 304: NotModified, 422: ValidationErrorBody }
+  const responses = { 200: cached(ReportBody), 304: NotModified, 422: ValidationErrorBody }
 
   app.get(
     '/report/meter',
