@@ -88,7 +88,7 @@ describe('chart windows', () => {
 
 describe('schedules, formats and validators', () => {
   it('prints the hours of a schedule as ranges', () => {
-    const shares = Array.from({ length: 24 }, (_, h) => (h >= 7 && h < 19 ? 0.9 : 0.1))
+    const shares: number[] = Array.from({ length: 24 }, (_, h) => (h >= 7 && h < 19 ? 0.9 : 0.1))
     expect(scheduleRanges(shares)).toBe('07:00-19:00')
     shares[12] = 0.2
     expect(scheduleRanges(shares)).toBe('07:00-12:00, 13:00-19:00')
