@@ -68,6 +68,8 @@ describe('GET /chart/fotovoltaico', () => {
     expect(body.options.scales.y.stacked).toBe(true)
     expect(body.options.plugins.title.text).toBe('Produzione fotovoltaica per impianto')
     expect(body.options.scales.y.title.text).toBe('Potenza (kW)')
+    // 7 x 24 hours ending where the newest quarter hour ends (the window starts at 01:00 across the DST change)
+    expect(body.options.plugins.subtitle.text).toBe('Dal 21/10/2025, 01:00 al 28/10/2025, 00:00 (Europe/Rome)')
     expect(body.data.labels).toHaveLength(672)
     // last label is the newest quarter: Monday 27 October 23:45 local (+01:00)
     expect(body.data.labels.at(-1)).toMatch(/27\/10.*23:45/)
@@ -122,6 +124,7 @@ describe('GET /chart/acqua', () => {
     const body = res.json() as ChartBody
     expect(body.type).toBe('bar')
     expect(body.data.labels).toHaveLength(30)
+    expect(body.options.plugins.subtitle.text).toBe('From 28/09/2025 to 27/10/2025 (Europe/Rome)')
     expect(body.data.labels.at(-1)).toMatch(/27\/10/)
     expect(body.data.labels[0]).toMatch(/28\/09/)
     const main = dailySums(mainWater)

@@ -3,7 +3,7 @@
  * `new Chart(canvas, config)` takes as they are.
  */
 import type { ChartConfiguration, ChartDataset } from 'chart.js'
-import { formatIso } from '../reports/zoned-time.ts'
+import { QUARTER_MS } from '../reports/zoned-time.ts'
 import { CHART_TEXT, type Language, LOCALES, pick } from './i18n.ts'
 
 export type ChartConfig = ChartConfiguration<'line' | 'bar', Array<number | null>, string>
@@ -42,10 +42,30 @@ export const quarterLabel = (instant: number, lang: Language, zone: string): str
 export const dayLabel = (day: string, lang: Language, zone: string): string =>
   labelFormat(lang, zone, false).format(new Date(`${day}T12:00:00Z`))
 
-function windowSubtitle(from: number, to: number, lang: Language, zone: string): string {
+const windowFormats = new Map<string, Intl.DateTimeFormat>()
+
+/** A window bound for people: `21/10/2025, 01:00` (or the date alone for daily charts). */
+function windowBound(instant: number, lang: Language, zone: string, withTime: boolean): string {
+  const key = `${lang}|${zone}|${withTime}`
+  let f = windowFormats.get(key)
+  if (!f) {
+    f = new Intl.DateTimeFormat(LOCALES[lang], {
+      timeZone: zone,
+      day: '2-digit',
+      month: '2-digit',
+      year: 'numeric',
+      ...(withTime ? { hour: '2-digit', minute: '2-digit', hourCycle: 'h23' } : {}),
+    })
+    windowFormats.set(key, f)
+  }
+  return f.format(new Date(instant))
+}
+
+/** "From ... to ... (zone)": the first and last instant (or local day) drawn. */
+function windowSubtitle(from: number, to: number, lang: Language, zone: string, withTime: boolean): string {
   return pick(CHART_TEXT.window, lang)
-    .replace('{from}', formatIso(from, zone))
-    .replace('{to}', formatIso(to, zone))
+    .replace('{from}', windowBound(from, lang, zone, withTime))
+    .replace('{to}', windowBound(to, lang, zone, withTime))
     .replace('{zone}', zone)
 }
 
@@ -89,7 +109,8 @@ export function stackedAreaChart(input: AreaChartInput): ChartConfig {
     }
   })
   const from = input.slots[0] ?? 0
-  const to = input.slots[input.slots.length - 1] ?? 0
+  // the window ends where its last quarter hour does
+  const to = (input.slots[input.slots.length - 1] ?? 0) + QUARTER_MS
   return {
     type: 'line',
     data: { labels: input.slots.map((t) => quarterLabel(t, input.lang, input.zone)), datasets },
@@ -100,7 +121,7 @@ export function stackedAreaChart(input: AreaChartInput): ChartConfig {
       interaction: { mode: 'index', intersect: false },
       plugins: {
         title: { display: true, text: input.title },
-        subtitle: { display: true, text: windowSubtitle(from, to, input.lang, input.zone) },
+        subtitle: { display: true, text: windowSubtitle(from, to, input.lang, input.zone, true) },
         legend: { position: 'bottom' },
         tooltip: { mode: 'index', intersect: false },
       },
@@ -151,7 +172,7 @@ export function columnChart(input: ColumnChartInput): ChartConfig {
       interaction: { mode: 'index', intersect: false },
       plugins: {
         title: { display: true, text: input.title },
-        subtitle: { display: true, text: windowSubtitle(input.from, input.to, input.lang, input.zone) },
+        subtitle: { display: true, text: windowSubtitle(input.from, input.to - 1, input.lang, input.zone, false) },
         legend: { position: 'bottom' },
       },
       scales: {
