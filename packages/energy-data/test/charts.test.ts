@@ -85,6 +85,12 @@ describe('GET /chart/fotovoltaico', () => {
     plants.forEach((p, k) => {
       expectSeries(body.data.datasets[k]!.data, (s) => plant(p, s) * 4)
     })
+    // the repeated hour of 26 October carries its offset, so no two labels are alike
+    expect(new Set(body.data.labels).size).toBe(672)
+    const repeated = body.data.labels.filter((l) => /26\/10.*02:15/.test(l))
+    expect(repeated).toHaveLength(2)
+    expect(repeated[0]).toMatch(/\+02:00$/)
+    expect(repeated[1]).toMatch(/\+01:00$/)
     // the two-hour gap of 22 October is null, not zero
     const gapIndex = window7.indexOf(Date.parse('2025-10-22T08:00:00Z'))
     expect(gapIndex).toBeGreaterThan(0)

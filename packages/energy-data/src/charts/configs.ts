@@ -3,7 +3,7 @@
  * `new Chart(canvas, config)` takes as they are.
  */
 import type { ChartConfiguration, ChartDataset } from 'chart.js'
-import { QUARTER_MS } from '../reports/zoned-time.ts'
+import { formatIso, QUARTER_MS } from '../reports/zoned-time.ts'
 import { CHART_TEXT, type Language, LOCALES, pick } from './i18n.ts'
 
 export type ChartConfig = ChartConfiguration<'line' | 'bar', Array<number | null>, string>
@@ -37,6 +37,17 @@ function labelFormat(lang: Language, zone: string, withTime: boolean): Intl.Date
 /** Axis label of a quarter hour in local time, e.g. `lun 20/10, 14:15`. */
 export const quarterLabel = (instant: number, lang: Language, zone: string): string =>
   labelFormat(lang, zone, true).format(new Date(instant))
+
+/**
+ * Labels of consecutive quarter hours. The hour repeated when clocks go back would print twice
+ * alike; both occurrences then carry their UTC offset (`dom 26/10, 02:15 +02:00` / `+01:00`).
+ */
+export function quarterLabels(slots: number[], lang: Language, zone: string): string[] {
+  const labels = slots.map((t) => quarterLabel(t, lang, zone))
+  const seen = new Map<string, number>()
+  for (const label of labels) seen.set(label, (seen.get(label) ?? 0) + 1)
+  return labels.map((label, i) => (seen.get(label)! > 1 ? `${label} ${formatIso(slots[i]!, zone).slice(-6)}` : label))
+}
 
 /** Axis label of a local day `YYYY-MM-DD` (read at its local noon, safe on DST days). */
 export const dayLabel = (day: string, lang: Language, zone: string): string =>
@@ -113,7 +124,7 @@ export function stackedAreaChart(input: AreaChartInput): ChartConfig {
   const to = (input.slots[input.slots.length - 1] ?? 0) + QUARTER_MS
   return {
     type: 'line',
-    data: { labels: input.slots.map((t) => quarterLabel(t, input.lang, input.zone)), datasets },
+    data: { labels: quarterLabels(input.slots, input.lang, input.zone), datasets },
     options: {
       responsive: true,
       maintainAspectRatio: false,
