@@ -35,14 +35,14 @@ describe('views of an empty database', () => {
   })
 
   it('writes reports that say there is no data', async () => {
-    const water = await app.inject('/report/water')
+    const water = await app.inject('/report/water?lang=en')
     expect(water.statusCode).toBe(200)
     expect(water.body).toContain('Quarter hours with data: 0 of 672')
     expect(water.body).toContain('No data in this range.')
-    const pv = await app.inject('/report/pv?format=text')
+    const pv = await app.inject('/report/pv?format=text&lang=en')
     expect(pv.statusCode).toBe(200)
     expect(pv.body).toContain('No quarter hour with both production and consumption in this range.')
-    const schedules = await app.inject('/report/palinsesti')
+    const schedules = await app.inject('/report/palinsesti?lang=en')
     expect(schedules.statusCode).toBe(200)
     const year = new Intl.DateTimeFormat('en', { timeZone: 'Europe/Rome', year: 'numeric' }).format(new Date())
     expect(schedules.body).toContain(`# Operating schedules ${year}`)

@@ -89,13 +89,14 @@ describe('chart windows', () => {
 describe('schedules, formats and validators', () => {
   it('prints the hours of a schedule as ranges', () => {
     const shares: number[] = Array.from({ length: 24 }, (_, h) => (h >= 7 && h < 19 ? 0.9 : 0.1))
-    expect(scheduleRanges(shares)).toBe('07:00-19:00')
+    expect(scheduleRanges(shares, 'en')).toBe('07:00-19:00')
     shares[12] = 0.2
-    expect(scheduleRanges(shares)).toBe('07:00-12:00, 13:00-19:00')
-    expect(scheduleRanges(Array(24).fill(1))).toBe('always')
-    expect(scheduleRanges(Array(24).fill(0))).toBe('never')
-    expect(scheduleRanges(Array(24).fill(null))).toBe('no data')
-    expect(scheduleRanges([...Array(23).fill(0), 1])).toBe('23:00-24:00')
+    expect(scheduleRanges(shares, 'en')).toBe('07:00-12:00, 13:00-19:00')
+    expect(scheduleRanges(Array(24).fill(1), 'en')).toBe('always')
+    expect(scheduleRanges(Array(24).fill(1), 'it')).toBe('sempre')
+    expect(scheduleRanges(Array(24).fill(0), 'en')).toBe('never')
+    expect(scheduleRanges(Array(24).fill(null), 'en')).toBe('no data')
+    expect(scheduleRanges([...Array(23).fill(0), 1], 'it')).toBe('23:00-24:00')
   })
 
   it('chooses the report format from the parameter, else from Accept', () => {

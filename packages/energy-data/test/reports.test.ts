@@ -47,7 +47,13 @@ afterAll(async () => {
   await database?.close()
 })
 
-const get = (url: string, headers: Record<string, string> = {}) => app.inject({ method: 'GET', url, headers })
+/** The report in English unless the URL asks for a language (Italian is the default). */
+const get = (url: string, headers: Record<string, string> = {}) =>
+  app.inject({
+    method: 'GET',
+    url: url.includes('lang=') ? url : `${url}${url.includes('?') ? '&' : '?'}lang=en`,
+    headers,
+  })
 
 const sum = (values: number[]) => values.reduce((a, b) => a + b, 0)
 const parseNumber = (text: string) => Number(text.replace(/,/g, ''))
@@ -181,6 +187,7 @@ describe('report validation', () => {
     ['/report/water?format=pdf', 'format', 'enum'],
     ['/report/palinsesti?year=abc', 'year', 'integer_type'],
     ['/report/palinsesti?year=1800', 'year', 'greater_than_equal'],
+    ['/report/pv?lang=fr', 'lang', 'enum'],
   ]
   it.each(cases)('%s answers 422 on %s', async (url, field, type) => {
     const res = await get(url)
@@ -201,7 +208,7 @@ describe('GET /report/water', () => {
   it('totals, peaks and the night baseline per meter, and volumes per local day', async () => {
     const body = (await get(url)).body
     const meters: Array<[string, (s: Slot) => number]> = [
-      ['Main site (sede centrale)', mainWater],
+      ['Main site', mainWater],
       ...FOUNTAINS.map((_f, k): [string, (s: Slot) => number] => [
         [
           'Fountain Main hall',
@@ -416,14 +423,54 @@ describe('report OpenAPI', () => {
       'text/markdown',
       'text/plain',
     ])
-    expect(doc.paths['/report/palinsesti']!.get.parameters.map((p) => p.name)).toEqual(['year', 'timezone', 'format'])
+    expect(doc.paths['/report/palinsesti']!.get.parameters.map((p) => p.name)).toEqual([
+      'year',
+      'timezone',
+      'format',
+      'lang',
+    ])
     for (const path of ['/report/water', '/report/pv']) {
       expect(doc.paths[path]!.get.parameters.map((p) => p.name)).toEqual([
         'start_datetime',
         'end_datetime',
         'timezone',
         'format',
+        'lang',
       ])
     }
+  })
+})
+
+describe('reports in Italian (the default)', () => {
+  const italian = (url: string) => app.inject({ method: 'GET', url })
+  /** `1.234,56` -> 1234.56 */
+  const parseItalian = (text: string) => Number(text.replace(/\./g, '').replace(',', '.'))
+
+  it('writes headings, labels and numbers the Italian way', async () => {
+    const res = await italian('/report/pv?start_datetime=2025-10-20&end_datetime=2025-10-27')
+    expect(res.statusCode).toBe(200)
+    const body = res.body
+    expect(body).toMatch(/^# Rapporto fotovoltaico\n/)
+    expect(body).toContain('Dal 2025-10-20T00:00:00+02:00 al 2025-10-27T23:59:59+01:00 (estremi inclusi)')
+    const line = body.split('\n').find((l) => l.startsWith('- Produzione totale: '))!
+    const total = sum(ALL.map(totPv))
+    expect(total).toBeGreaterThan(1000)
+    expect(line).toMatch(/^- Produzione totale: \d{1,3}(\.\d{3})+,\d{2} kWh$/)
+    expect(parseItalian(line.slice('- Produzione totale: '.length, -' kWh'.length))).toBeCloseTo(total, 2)
+    expect(body).toContain('## Bilancio energetico dell’edificio Aule P')
+  })
+
+  it('names the schedules, months and fountains in Italian', async () => {
+    const schedules = (await italian('/report/palinsesti?year=2025')).body
+    expect(schedules).toMatch(/^# Palinsesti di funzionamento 2025\n/)
+    expect(schedules).toContain('| Centrale frigo 1 (cf1_tot) |')
+    expect(schedules).toContain('| Ott |')
+    expect(schedules).toContain('| sempre |')
+    const water = (await italian('/report/water?format=text')).body
+    expect(water).toMatch(/^Rapporto acqua\n==============\n/)
+    expect(water).toContain('Fontanella Corridoio nord')
+    const meter = (await italian(`/report/meter?uuid=${METER_ID}`)).body
+    expect(meter).toMatch(/^# Rapporto contatore: 860\) Quadro generale Aule P\n/)
+    expect(meter).toContain('Etichette di qualità: estimated')
   })
 })

@@ -50,7 +50,7 @@ export function dashboardPage(lang: Language, charts: readonly ChartName[]): str
         `<a href="/dashboard?lang=${l}" hreflang="${l}" lang="${l}"${l === lang ? ' aria-current="page"' : ''}>${LANGUAGE_NAMES[l]}</a>`,
     )
     .join('')
-  const reportFormat = 'format=text'
+  const reportFormat = `format=text&amp;lang=${lang}`
   return `<!doctype html>
 <html lang="${lang}">
 <head>

@@ -1,3 +1,5 @@
+import type { Language } from '../charts/i18n.ts'
+
 /**
  * A report is a list of blocks rendered either as Markdown (GitHub tables) or as plain text
  * (underlined headings, space-aligned columns): the same content, two readings.
@@ -84,11 +86,30 @@ export function renderReport(blocks: Block[], format: ReportFormat): { body: str
   }
 }
 
-/** A number for a report: fixed decimals, thousands grouped, `n/a` when absent. */
-export function num(value: number | null | undefined, decimals = 2): string {
-  if (value === null || value === undefined || !Number.isFinite(value)) return 'n/a'
-  return value.toLocaleString('en-US', { minimumFractionDigits: decimals, maximumFractionDigits: decimals })
+export interface Numbers {
+  /** Fixed decimals, thousands grouped, `n/a` (`n.d.`) when absent. */
+  num(value: number | null | undefined, decimals?: number): string
+  /** `part / whole` in per cent with one decimal. */
+  percent(part: number | null, whole: number | null): string
+  readonly missing: string
 }
 
-export const percent = (part: number | null, whole: number | null): string =>
-  part === null || whole === null || whole === 0 ? 'n/a' : `${num((part / whole) * 100, 1)} %`
+/** Numbers as the report's language writes them: `1,234.56` in English, `1.234,56` in Italian. */
+export function numbers(lang: Language): Numbers {
+  const locale = lang === 'it' ? 'it-IT' : 'en-US'
+  const missing = lang === 'it' ? 'n.d.' : 'n/a'
+  const num = (value: number | null | undefined, decimals = 2) =>
+    value === null || value === undefined || !Number.isFinite(value)
+      ? missing
+      : value.toLocaleString(locale, {
+          minimumFractionDigits: decimals,
+          maximumFractionDigits: decimals,
+          useGrouping: 'always',
+        })
+  return {
+    num,
+    percent: (part, whole) =>
+      part === null || whole === null || whole === 0 ? missing : `${num((part / whole) * 100, 1)} %`,
+    missing,
+  }
+}

@@ -1,5 +1,6 @@
 /** The four public reports: resolve the range, aggregate in the database, lay out the blocks. */
 import type { Kysely } from 'kysely'
+import type { Language } from '../charts/i18n.ts'
 import type { EnergyDatabase } from '../db/schema.ts'
 import { DetailError } from '../errors.ts'
 import {
@@ -23,8 +24,9 @@ import { WATER_METERS, waterReport } from './water-report.ts'
 import { localMidnight, localParts } from './zoned-time.ts'
 
 type Db = Kysely<EnergyDatabase>
+type ReportQuery = ReportWindowQuery & { lang?: Language }
 
-export async function buildMeterReport(db: Db, uuid: number, query: ReportWindowQuery): Promise<Block[]> {
+export async function buildMeterReport(db: Db, uuid: number, query: ReportQuery): Promise<Block[]> {
   const meter = await findMeter(db, uuid)
   if (!meter) throw new DetailError(404, `Meter ${uuid} not found`)
   const window = resolveReportWindow(query, await latestMeterQuarter(db, uuid))
@@ -32,20 +34,20 @@ export async function buildMeterReport(db: Db, uuid: number, query: ReportWindow
     meterStats(db, uuid, window.from, window.to),
     meterDays(db, uuid, window.from, window.to, window.zone),
   ])
-  return meterReport({ meter, window, stats, days })
+  return meterReport({ meter, window, stats, days, lang: query.lang ?? 'it' })
 }
 
-export async function buildWaterReport(db: Db, query: ReportWindowQuery): Promise<Block[]> {
+export async function buildWaterReport(db: Db, query: ReportQuery): Promise<Block[]> {
   const window = resolveReportWindow(query, await latestQuarter(db, 'water'))
   const [summary, days] = await Promise.all([
     columnSummaries(db, 'water', WATER_METERS, window.from, window.to, window.zone),
     // dailyTotals takes an exclusive end
     dailyTotals(db, 'water', WATER_METERS, window.from, window.to + 1, window.zone),
   ])
-  return waterReport({ window, quarters: summary.quarters, summaries: summary.columns, days })
+  return waterReport({ window, quarters: summary.quarters, summaries: summary.columns, days, lang: query.lang ?? 'it' })
 }
 
-export async function buildPvReport(db: Db, query: ReportWindowQuery): Promise<Block[]> {
+export async function buildPvReport(db: Db, query: ReportQuery): Promise<Block[]> {
   const window = resolveReportWindow(query, await latestQuarter(db, 'pv'))
   const [summary, days, balance, weather] = await Promise.all([
     columnSummaries(db, 'pv', PV_COLUMNS, window.from, window.to, window.zone),
@@ -60,6 +62,7 @@ export async function buildPvReport(db: Db, query: ReportWindowQuery): Promise<B
     days,
     balance,
     radiation: weather.columns.global_solar_radiation,
+    lang: query.lang ?? 'it',
   })
 }
 
@@ -69,7 +72,11 @@ async function defaultYear(db: Db, zone: string): Promise<number> {
   return localParts(latest, zone).year
 }
 
-export async function buildPalinsestiReport(db: Db, query: { year?: number; timezone?: string }): Promise<Block[]> {
+export async function buildPalinsestiReport(
+  db: Db,
+  query: { year?: number; timezone?: string; lang?: Language },
+): Promise<Block[]> {
+  const lang = query.lang ?? 'it'
   const zone = resolveZone(query.timezone)
   const year = query.year ?? (await defaultYear(db, zone))
   const from = localMidnight(`${year}-01-01`, zone)
@@ -93,6 +100,6 @@ export async function buildPalinsestiReport(db: Db, query: { year?: number; time
     datacenter_1: datacenter,
     aulep,
   }
-  const series = SCHEDULE_SERIES.map((s) => foldSchedule(cells[s.group], s.column, s.name))
-  return palinsestiReport({ year, zone, from, to, series })
+  const series = SCHEDULE_SERIES.map((s) => foldSchedule(cells[s.group], s.column, s.name[lang]))
+  return palinsestiReport({ year, zone, from, to, series, lang })
 }

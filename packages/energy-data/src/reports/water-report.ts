@@ -1,7 +1,7 @@
-import { FOUNTAIN_NAMES } from '../charts/i18n.ts'
+import { FOUNTAIN_NAMES, type Language } from '../charts/i18n.ts'
 import type { ColumnSummary, DailyTotals } from '../repositories/views.ts'
-import { type Block, heading, list, num, paragraph, percent, table } from './document.ts'
-import { expectedQuarters } from './meter-report.ts'
+import { type Block, heading, list, numbers, paragraph, table } from './document.ts'
+import { expectedQuarters, windowLine } from './meter-report.ts'
 import type { ReportWindow } from './report-window.ts'
 import { formatIso } from './zoned-time.ts'
 
@@ -16,10 +16,62 @@ export const WATER_METERS = [
 ] as const
 export type WaterMeter = (typeof WATER_METERS)[number]
 
-export const WATER_NAMES: Record<WaterMeter, string> = {
-  tot_sede_centrale: 'Main site (sede centrale)',
-  ...Object.fromEntries(Object.entries(FOUNTAIN_NAMES).map(([k, v]) => [k, `Fountain ${v.en}`])),
-} as Record<WaterMeter, string>
+const fountainNames = (lang: Language, prefix: string) =>
+  Object.fromEntries(Object.entries(FOUNTAIN_NAMES).map(([k, v]) => [k, `${prefix} ${v[lang]}`]))
+
+export const WATER_NAMES: Record<Language, Record<WaterMeter, string>> = {
+  it: { tot_sede_centrale: 'Sede centrale', ...fountainNames('it', 'Fontanella') } as Record<WaterMeter, string>,
+  en: { tot_sede_centrale: 'Main site', ...fountainNames('en', 'Fountain') } as Record<WaterMeter, string>,
+}
+
+const TEXT = {
+  it: {
+    title: 'Rapporto acqua',
+    units: 'Volumi in m³, portate in m³/h.',
+    summary: 'Sintesi',
+    quarters: 'Quarti d’ora con dati',
+    of: 'su',
+    mainTotal: 'Totale sede centrale',
+    fountainsTotal: 'Totale fontanelle',
+    ofMain: 'della sede centrale',
+    peak: 'Picco sede centrale',
+    peakAt: 'nel quarto d’ora che inizia',
+    night: 'Portata notturna di base della sede centrale (02:00-04:00)',
+    ofMean: 'della portata media',
+    byMeter: 'Per contatore',
+    meterColumns: [
+      'Contatore',
+      'Totale (m³)',
+      'Portata media',
+      'Portata di picco',
+      'Picco il',
+      'Base notturna',
+      'Quarti',
+    ],
+    byDay: 'Per giorno',
+    dayColumns: ['Giorno', 'Quarti'],
+    noData: 'Nessun dato in questo intervallo.',
+  },
+  en: {
+    title: 'Water report',
+    units: 'Volumes in m³, flows in m³/h.',
+    summary: 'Summary',
+    quarters: 'Quarter hours with data',
+    of: 'of',
+    mainTotal: 'Main site total',
+    fountainsTotal: 'Drinking fountains total',
+    ofMain: 'of the main site',
+    peak: 'Main site peak',
+    peakAt: 'in the quarter hour starting',
+    night: 'Main site night baseline (02:00-04:00)',
+    ofMean: 'of the mean flow',
+    byMeter: 'By meter',
+    meterColumns: ['Meter', 'Total (m³)', 'Mean flow', 'Peak flow', 'Peak at', 'Night baseline', 'Quarters'],
+    byDay: 'By day',
+    dayColumns: ['Day', 'Quarters'],
+    noData: 'No data in this range.',
+  },
+} as const
 
 /** m³ in a quarter hour -> mean m³/h over it. */
 const PER_HOUR = 4
@@ -29,38 +81,39 @@ export interface WaterReportInput {
   quarters: number
   summaries: Record<WaterMeter, ColumnSummary>
   days: Array<DailyTotals<WaterMeter>>
+  lang: Language
 }
 
 /** Water use per meter: volumes, peaks, the night baseline (a leak shows there first), and day by day. */
-export function waterReport({ window, quarters, summaries, days }: WaterReportInput): Block[] {
+export function waterReport({ window, quarters, summaries, days, lang }: WaterReportInput): Block[] {
+  const t = TEXT[lang]
+  const names = WATER_NAMES[lang]
+  const { num, percent, missing: na } = numbers(lang)
   const { zone } = window
-  const iso = (t: number | null) => (t === null ? 'n/a' : formatIso(t, zone))
+  const iso = (at: number | null) => (at === null ? na : formatIso(at, zone))
   const expected = expectedQuarters(window.from, window.to)
   const main = summaries.tot_sede_centrale
   const fountains = WATER_METERS.slice(1).map((m) => summaries[m].sum)
   const fountainTotal = fountains.some((v) => v !== null) ? fountains.reduce<number>((a, v) => a + (v ?? 0), 0) : null
   const perHour = (v: number | null) => (v === null ? null : v * PER_HOUR)
   return [
-    heading(1, 'Water report'),
-    paragraph(`From ${iso(window.from)} to ${iso(window.to)} (inclusive), times in ${zone}. Volumes in m³.`),
-    heading(2, 'Summary'),
+    heading(1, t.title),
+    paragraph(`${windowLine(window.from, window.to, zone, lang)} ${t.units}`),
+    heading(2, t.summary),
     list([
-      `Quarter hours with data: ${quarters} of ${expected} (${percent(quarters, expected)})`,
-      `Main site total: ${num(main.sum, 3)} m³`,
-      `Drinking fountains total: ${num(fountainTotal, 3)} m³ (${percent(fountainTotal, main.sum)} of the main site)`,
-      `Main site peak: ${num(perHour(main.max), 3)} m³/h in the quarter hour starting ${iso(main.maxAt)}`,
-      `Main site night baseline (02:00-04:00): ${num(perHour(main.nightMean), 3)} m³/h, ${percent(
-        main.nightMean,
-        main.mean,
-      )} of the mean flow`,
+      `${t.quarters}: ${quarters} ${t.of} ${expected} (${percent(quarters, expected)})`,
+      `${t.mainTotal}: ${num(main.sum, 3)} m³`,
+      `${t.fountainsTotal}: ${num(fountainTotal, 3)} m³ (${percent(fountainTotal, main.sum)} ${t.ofMain})`,
+      `${t.peak}: ${num(perHour(main.max), 3)} m³/h ${t.peakAt} ${iso(main.maxAt)}`,
+      `${t.night}: ${num(perHour(main.nightMean), 3)} m³/h, ${percent(main.nightMean, main.mean)} ${t.ofMean}`,
     ]),
-    heading(2, 'By meter'),
+    heading(2, t.byMeter),
     table(
-      ['Meter', 'Total (m³)', 'Mean flow (m³/h)', 'Peak flow (m³/h)', 'Peak at', 'Night baseline (m³/h)', 'Quarters'],
+      [...t.meterColumns],
       WATER_METERS.map((m) => {
         const s = summaries[m]
         return [
-          WATER_NAMES[m],
+          names[m],
           num(s.sum, 3),
           num(perHour(s.mean), 3),
           num(perHour(s.max), 3),
@@ -70,11 +123,11 @@ export function waterReport({ window, quarters, summaries, days }: WaterReportIn
         ]
       }),
     ),
-    heading(2, 'By day'),
+    heading(2, t.byDay),
     days.length === 0
-      ? paragraph('No data in this range.')
+      ? paragraph(t.noData)
       : table(
-          ['Day', 'Quarters', ...WATER_METERS.map((m) => WATER_NAMES[m])],
+          [...t.dayColumns, ...WATER_METERS.map((m) => names[m])],
           days.map((d) => [d.day, String(d.quarters), ...WATER_METERS.map((m) => num(d.sums[m], 3))]),
         ),
   ]

@@ -2,6 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Kysely } from 'kysely'
 import Type from 'typebox'
+import { LANGUAGES } from '../charts/i18n.ts'
 import { sendCached } from '../dashboard/http-cache.ts'
 import type { EnergyDatabase } from '../db/schema.ts'
 import { DATETIME_PATTERN } from '../reports/datetime-input.ts'
@@ -54,7 +55,22 @@ const Format = Type.Optional(
   }),
 )
 
-const WINDOW = { start_datetime: bound('start'), end_datetime: bound('end'), timezone: Timezone, format: Format }
+const ReportLang = Type.Optional(
+  Type.Enum([...LANGUAGES], {
+    title: 'Language',
+    type: 'string',
+    default: 'it',
+    description: 'Language of the report: `it` (Italian, default; numbers as 1.234,56) or `en` (English; 1,234.56).',
+  }),
+)
+
+const WINDOW = {
+  start_datetime: bound('start'),
+  end_datetime: bound('end'),
+  timezone: Timezone,
+  format: Format,
+  lang: ReportLang,
+}
 
 const ReportBody = {
   description: 'The report.',
@@ -198,6 +214,7 @@ export async function reportRoutes(parent: FastifyInstance, options: { db: Kysel
           ),
           timezone: Timezone,
           format: Format,
+          lang: ReportLang,
         }),
         response: responses,
       },
