@@ -167,6 +167,8 @@ describe('GET /report/meter', () => {
       ['uuid=abc', 'integer_type'],
       ['uuid=1.5', 'integer_type'],
       ['', 'missing'],
+      ['uuid=0', 'greater_than_equal'],
+      ['uuid=99999999999', 'less_than_equal'],
     ] as const) {
       const res = await get(`/report/meter?${query}`)
       expect(res.statusCode, query).toBe(422)

@@ -132,7 +132,12 @@ export async function reportRoutes(parent: FastifyInstance, options: { db: Kysel
           'and maximum with their time, sum) and a table per local day, from the per-meter 15-minute table. ' +
           `Unknown meter: 404.\n\n${RANGE_NOTE}\n\n${CACHING_NOTE}`,
         querystring: Type.Object({
-          uuid: Type.Integer({ description: 'Meter id (integer).', examples: [860] }),
+          uuid: Type.Integer({
+            minimum: 1,
+            maximum: 2_147_483_647,
+            description: 'Meter id (a positive integer).',
+            examples: [860],
+          }),
           ...WINDOW,
         }),
         response: { ...responses, 404: DetailBody },
