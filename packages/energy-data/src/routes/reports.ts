@@ -5,6 +5,7 @@ import Type from 'typebox'
 import { LANGUAGES } from '../charts/i18n.ts'
 import { sendCached } from '../dashboard/http-cache.ts'
 import type { EnergyDatabase } from '../db/schema.ts'
+import { UnprocessableEntity } from '../errors.ts'
 import { DATETIME_PATTERN } from '../reports/datetime-input.ts'
 import { type Block, REPORT_FORMATS, type ReportFormat, renderReport } from '../reports/document.ts'
 import { DEFAULT_REPORT_DAYS, MAX_REPORT_DAYS } from '../reports/report-window.ts'
@@ -104,6 +105,19 @@ export function chooseFormat(format: ReportFormat | undefined, accept: string | 
   return 'markdown'
 }
 
+/**
+ * Ajv lets `Infinity` through as an integer within any bounds (it does not check finiteness);
+ * without this the database would be asked for meter Infinity.
+ */
+function finite<T extends number | undefined>(value: T, field: string): T {
+  if (value !== undefined && !Number.isSafeInteger(value)) {
+    throw new UnprocessableEntity([
+      { loc: ['query', field], msg: 'Input should be a finite integer', type: 'int_parsing' },
+    ])
+  }
+  return value
+}
+
 function send(
   request: FastifyRequest,
   reply: FastifyReply,
@@ -145,7 +159,7 @@ export async function reportRoutes(parent: FastifyInstance, options: { db: Kysel
     },
     async (request, reply) => {
       const { uuid, format, ...window } = request.query
-      return send(request, reply, await buildMeterReport(db, uuid, window), format)
+      return send(request, reply, await buildMeterReport(db, finite(uuid, 'uuid'), window), format)
     },
   )
 
@@ -225,8 +239,8 @@ export async function reportRoutes(parent: FastifyInstance, options: { db: Kysel
       },
     },
     async (request, reply) => {
-      const { format, ...query } = request.query
-      return send(request, reply, await buildPalinsestiReport(db, query), format)
+      const { format, year, ...query } = request.query
+      return send(request, reply, await buildPalinsestiReport(db, { ...query, year: finite(year, 'year') }), format)
     },
   )
 }
