@@ -34,7 +34,10 @@ export const DetailBody = Type.Object(
 
 export const NotFoundBody = Type.Object(
   { detail: Type.String() },
-  { description: 'No such file.', examples: [{ detail: 'Not Found' }] },
+  {
+    description: 'Not Found: listed on every endpoint by the contract; answered for a path that does not exist.',
+    examples: [{ detail: 'Not Found' }],
+  },
 )
 
 /** Response headers of the cached views, as the OpenAPI document shows them. */

@@ -6,7 +6,15 @@ import { buildChart, CHART_NAMES, type ChartName } from '../charts/charts.ts'
 import { DAILY_DAYS, SERIES_DAYS } from '../charts/windows.ts'
 import { sendCached } from '../dashboard/http-cache.ts'
 import type { EnergyDatabase } from '../db/schema.ts'
-import { CACHING_NOTE, cached, Lang, NotModified, PUBLIC_ROUTE, ValidationErrorBody } from './chart-report-schemas.ts'
+import {
+  CACHING_NOTE,
+  cached,
+  Lang,
+  NotFoundBody,
+  NotModified,
+  PUBLIC_ROUTE,
+  ValidationErrorBody,
+} from './chart-report-schemas.ts'
 
 const WINDOW_NOTE =
   'The window ends with the newest quarter hour stored for the chart (now when there is none), so a late feed ' +
@@ -102,6 +110,7 @@ export async function chartRoutes(parent: FastifyInstance, options: { db: Kysely
           response: {
             200: cached(ChartConfigBody),
             304: NotModified,
+            404: NotFoundBody,
             422: ValidationErrorBody,
           },
         },

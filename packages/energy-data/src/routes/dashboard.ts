@@ -74,7 +74,7 @@ export async function dashboardRoutes(parent: FastifyInstance): Promise<void> {
           'origin only, no inline code). `lang` chooses the language of the page and of the charts; the page ' +
           'links to the other language.',
         querystring: Type.Object({ lang: Type.Optional(Lang) }),
-        response: { 200: cached(PageBody), 304: NotModified, 422: ValidationErrorBody },
+        response: { 200: cached(PageBody), 304: NotModified, 404: NotFoundBody, 422: ValidationErrorBody },
       },
     },
     async (request, reply) => {

@@ -15,6 +15,7 @@ import {
   CACHING_NOTE,
   cached,
   DetailBody,
+  NotFoundBody,
   NotModified,
   PUBLIC_ROUTE,
   ValidationErrorBody,
@@ -131,7 +132,7 @@ function send(
 export async function reportRoutes(parent: FastifyInstance, options: { db: Kysely<EnergyDatabase> }): Promise<void> {
   const app = parent.withTypeProvider<TypeBoxTypeProvider>()
   const { db } = options
-  const responses = { 200: cached(ReportBody), 304: NotModified, 422: ValidationErrorBody }
+  const responses = { 200: cached(ReportBody), 304: NotModified, 404: NotFoundBody, 422: ValidationErrorBody }
 
   app.get(
     '/report/meter',
