@@ -37,6 +37,7 @@ describe('GET /dashboard', () => {
     const html = res.body
     expect(html).toMatch(/^<!doctype html>\n<html lang="it">/)
     expect(html).toContain('<title>Cruscotto energetico del campus</title>')
+    expect(html).toMatch(/<noscript><p class="notice">I grafici richiedono JavaScript/)
     for (const chart of ['fotovoltaico', 'bilancio', 'acqua', 'fontanelle']) {
       expect(html).toContain(`<canvas data-chart="${chart}"`)
     }

@@ -11,6 +11,10 @@ const TEXT = {
   loading: { it: 'Caricamento…', en: 'Loading…' },
   reports: { it: 'Rapporti', en: 'Reports' },
   api: { it: 'Documentazione API', en: 'API documentation' },
+  noscript: {
+    it: 'I grafici richiedono JavaScript; i rapporti in fondo alla pagina funzionano anche senza.',
+    en: 'The charts need JavaScript; the reports linked at the bottom of the page work without it.',
+  },
   captions: {
     fotovoltaico: {
       it: 'Produzione per impianto, ultimi 7 giorni, dettaglio 15 minuti (kW).',
@@ -69,6 +73,7 @@ export function dashboardPage(lang: Language, charts: readonly ChartName[]): str
     </div>
     <nav class="lang" aria-label="${TEXT.language[lang]}">${switcher}</nav>
   </header>
+  <noscript><p class="notice">${TEXT.noscript[lang]}</p></noscript>
   <main>
 ${figures}
   </main>
