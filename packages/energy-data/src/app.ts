@@ -1,6 +1,9 @@
 import { type Database, readMigrations, registerPlatform, serverOptions, service } from '@campus/shared'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyInstance } from 'fastify'
+import type { Kysely } from 'kysely'
+import { publicViews } from './dashboard/plugin.ts'
+import type { EnergyDatabase } from './db/schema.ts'
 import { energyErrors } from './errors.ts'
 
 export interface EnergyAppOptions {
@@ -28,5 +31,6 @@ export async function buildApp(options: EnergyAppOptions): Promise<FastifyInstan
       healthTags: ['Developers'],
     },
   })
+  await app.register(publicViews, { db: options.database.db as Kysely<EnergyDatabase> })
   return app
 }

@@ -1,0 +1,357 @@
+/**
+ * Queries behind the public charts and reports. Every aggregate runs in the database (grouped by
+ * local day, hour, weekday or month); what comes back is at most a few hundred rows, whatever
+ * the range, except the 7-day 15-minute chart series (672 rows).
+ */
+import { type Kysely, type RawBuilder, sql } from 'kysely'
+import type { EnergyDatabase } from '../db/schema.ts'
+import type { GroupColumn, GroupName } from '../domain/groups.ts'
+
+type Db = Kysely<EnergyDatabase>
+type Column<G extends GroupName> = GroupColumn<G>
+
+const table = (group: GroupName) => sql.table(`${group}_15m`)
+const ts = (instant: number) => new Date(instant).toISOString()
+
+/** Newest quarter hour present in a group's table, or undefined when it is empty. */
+export async function latestQuarter(db: Db, group: GroupName): Promise<number | undefined> {
+  const { rows } = await sql<{ latest: Date | null }>`select max(time_15m) as latest from ${table(group)}`.execute(db)
+  return rows[0]?.latest?.getTime() ?? undefined
+}
+
+/** Newest quarter hour of one meter in the per-meter table. */
+export async function latestMeterQuarter(db: Db, meterId: number): Promise<number | undefined> {
+  const row = await db
+    .selectFrom('data_15m')
+    .select((eb) => eb.fn.max('time_15m').as('latest'))
+    .where('meter_id', '=', meterId)
+    .executeTakeFirst()
+  const latest = row?.latest as Date | null | undefined
+  return latest ? latest.getTime() : undefined
+}
+
+export type SeriesRow<C extends string> = { time: number } & Record<C, number | null>
+
+/** Rows of a group with `from < time_15m <= to`, oldest first (a chart window, 15-minute detail). */
+export async function seriesRows<G extends GroupName, C extends Column<G>>(
+  db: Db,
+  group: G,
+  columns: readonly C[],
+  from: number,
+  to: number,
+): Promise<Array<SeriesRow<C>>> {
+  const { rows } = await sql<Record<string, unknown>>`
+    select time_15m, ${sql.join(columns.map((c) => sql.ref(c)))}
+    from ${table(group)}
+    where time_15m > ${ts(from)} and time_15m <= ${ts(to)}
+    order by time_15m`.execute(db)
+  return rows.map((row) => {
+    const out: Record<string, unknown> = { time: (row.time_15m as Date).getTime() }
+    for (const c of columns) out[c] = row[c] ?? null
+    return out as SeriesRow<C>
+  })
+}
+
+export interface DailyTotals<C extends string> {
+  /** Local day `YYYY-MM-DD`. */
+  day: string
+  quarters: number
+  sums: Record<C, number | null>
+}
+
+/** Per local day (in `zone`), the sum of each column over `from <= time_15m < to`. Days without rows are absent. */
+export async function dailyTotals<G extends GroupName, C extends Column<G>>(
+  db: Db,
+  group: G,
+  columns: readonly C[],
+  from: number,
+  to: number,
+  zone: string,
+): Promise<Array<DailyTotals<C>>> {
+  const { rows } = await sql<Record<string, unknown>>`
+    select to_char(time_15m at time zone ${zone}, 'YYYY-MM-DD') as day, count(*) as quarters,
+      ${sql.join(columns.map((c) => sql`sum(${sql.ref(c)}) as ${sql.ref(c)}`))}
+    from ${table(group)}
+    where time_15m >= ${ts(from)} and time_15m < ${ts(to)}
+    group by 1
+    order by 1`.execute(db)
+  return rows.map((row) => ({
+    day: row.day as string,
+    quarters: Number(row.quarters),
+    sums: Object.fromEntries(columns.map((c) => [c, (row[c] as number | null) ?? null])) as Record<C, number | null>,
+  }))
+}
+
+export interface ColumnSummary {
+  /** Quarter hours with a value. */
+  count: number
+  sum: number | null
+  mean: number | null
+  min: number | null
+  max: number | null
+  /** First quarter hour holding the maximum. */
+  maxAt: number | null
+  /** Mean of the quarter hours between 02:00 and 04:00 local time (the night baseline). */
+  nightMean: number | null
+}
+
+function summaryColumns(column: string, zone: string): RawBuilder<unknown> {
+  const c = sql.ref(column)
+  const local = sql`(time_15m at time zone ${zone})`
+  return sql.join([
+    sql`count(${c}) as ${sql.ref(`${column}__count`)}`,
+    sql`sum(${c}) as ${sql.ref(`${column}__sum`)}`,
+    sql`avg(${c}) as ${sql.ref(`${column}__mean`)}`,
+    sql`min(${c}) as ${sql.ref(`${column}__min`)}`,
+    sql`max(${c}) as ${sql.ref(`${column}__max`)}`,
+    sql`(array_agg(time_15m order by ${c} desc, time_15m) filter (where ${c} is not null))[1] as ${sql.ref(`${column}__max_at`)}`,
+    sql`avg(${c}) filter (where extract(hour from ${local}) in (2, 3)) as ${sql.ref(`${column}__night`)}`,
+  ])
+}
+
+/** Count, sum, mean, min, max (and when), night baseline of each column over `from <= time_15m <= to`. */
+export async function columnSummaries<G extends GroupName, C extends Column<G>>(
+  db: Db,
+  group: G,
+  columns: readonly C[],
+  from: number,
+  to: number,
+  zone: string,
+): Promise<{ quarters: number; columns: Record<C, ColumnSummary> }> {
+  const { rows } = await sql<Record<string, unknown>>`
+    select count(*) as quarters, ${sql.join(columns.map((c) => summaryColumns(c, zone)))}
+    from ${table(group)}
+    where time_15m >= ${ts(from)} and time_15m <= ${ts(to)}`.execute(db)
+  const row = rows[0] ?? {}
+  const num = (key: string) => (row[key] as number | null | undefined) ?? null
+  const summaries = {} as Record<C, ColumnSummary>
+  for (const c of columns) {
+    const maxAt = row[`${c}__max_at`] as Date | null | undefined
+    summaries[c] = {
+      count: Number(row[`${c}__count`] ?? 0),
+      sum: num(`${c}__sum`),
+      mean: num(`${c}__mean`),
+      min: num(`${c}__min`),
+      max: num(`${c}__max`),
+      maxAt: maxAt ? maxAt.getTime() : null,
+      nightMean: num(`${c}__night`),
+    }
+  }
+  return { quarters: Number(row.quarters ?? 0), columns: summaries }
+}
+
+export interface BalanceTotals {
+  quarters: number
+  production: number | null
+  consumption: number | null
+  selfConsumed: number | null
+  surplus: number | null
+  gridWithdrawal: number | null
+  measuredSurplus: number | null
+}
+
+/**
+ * Energy balance of the Aule P building over `from <= time_15m <= to`, quarter hour by quarter
+ * hour: PV used on site is min(production, consumption), the rest of the production is surplus,
+ * the rest of the consumption comes from the grid. Quarters missing either value are left out.
+ */
+export async function aulepBalance(db: Db, from: number, to: number): Promise<BalanceTotals> {
+  const row = await db
+    .selectFrom('aulep_15m')
+    .select([
+      sql<number>`count(*)`.as('quarters'),
+      sql<number | null>`sum(tot_pv_prod)`.as('production'),
+      sql<number | null>`sum(consumo_aula_1p)`.as('consumption'),
+      sql<number | null>`sum(least(tot_pv_prod, consumo_aula_1p))`.as('selfConsumed'),
+      sql<number | null>`sum(greatest(tot_pv_prod - consumo_aula_1p, 0))`.as('surplus'),
+      sql<number | null>`sum(greatest(consumo_aula_1p - tot_pv_prod, 0))`.as('gridWithdrawal'),
+      sql<number | null>`sum(surplus_pv)`.as('measuredSurplus'),
+    ])
+    .where('time_15m', '>=', new Date(from))
+    .where('time_15m', '<=', new Date(to))
+    .where('tot_pv_prod', 'is not', null)
+    .where('consumo_aula_1p', 'is not', null)
+    .executeTakeFirstOrThrow()
+  return { ...row, quarters: Number(row.quarters) }
+}
+
+export interface MeterRow {
+  id: number
+  description: string
+  notes: string | null
+  datalogger_id: string
+  datalogger_description: string | null
+  type_id: string | null
+  unit_id: string | null
+  quantity_id: string | null
+  date_from: Date | null
+  date_to: Date | null
+}
+
+export async function findMeter(db: Db, id: number): Promise<MeterRow | undefined> {
+  return db
+    .selectFrom('meters')
+    .leftJoin('dataloggers', 'dataloggers.id', 'meters.datalogger_id')
+    .select([
+      'meters.id',
+      'meters.description',
+      'meters.notes',
+      'meters.datalogger_id',
+      'dataloggers.description as datalogger_description',
+      'meters.type_id',
+      'meters.unit_id',
+      'meters.quantity_id',
+      'meters.date_from',
+      'meters.date_to',
+    ])
+    .where('meters.id', '=', id)
+    .executeTakeFirst() as Promise<MeterRow | undefined>
+}
+
+export interface MeterStats {
+  quarters: number
+  samples: number | null
+  mean: number | null
+  min: number | null
+  minAt: number | null
+  max: number | null
+  maxAt: number | null
+  sum: number | null
+  /** Longest distance between two consecutive quarter hours present, in milliseconds. */
+  longestStep: number | null
+  tags: Record<string, number>
+}
+
+export interface MeterDay {
+  day: string
+  quarters: number
+  mean: number | null
+  min: number | null
+  max: number | null
+  sum: number | null
+}
+
+/** Statistics of one meter over `from <= time_15m <= to`; the mean is weighted by the sample counts. */
+export async function meterStats(db: Db, meterId: number, from: number, to: number): Promise<MeterStats> {
+  const { rows } = await sql<Record<string, unknown>>`
+    select count(*) as quarters,
+      sum(count_value) as samples,
+      coalesce(sum(avg_value * count_value) filter (where count_value > 0) / nullif(sum(count_value) filter (where avg_value is not null and count_value > 0), 0), avg(avg_value)) as mean,
+      min(min_value) as min,
+      (array_agg(time_15m order by min_value, time_15m) filter (where min_value is not null))[1] as min_at,
+      max(max_value) as max,
+      (array_agg(time_15m order by max_value desc, time_15m) filter (where max_value is not null))[1] as max_at,
+      sum(sum_value) as sum,
+      extract(epoch from max(step)) * 1000 as longest_step
+    from (
+      select *, time_15m - lag(time_15m) over (order by time_15m) as step
+      from data_15m
+      where meter_id = ${meterId} and time_15m >= ${ts(from)} and time_15m <= ${ts(to)}
+    ) d`.execute(db)
+  const tags = await db
+    .selectFrom('data_15m')
+    .select(['tag', sql<number>`count(*)`.as('quarters')])
+    .where('meter_id', '=', meterId)
+    .where('time_15m', '>=', new Date(from))
+    .where('time_15m', '<=', new Date(to))
+    .groupBy('tag')
+    .orderBy('tag')
+    .execute()
+  const row = rows[0] ?? {}
+  const num = (key: string) => (row[key] === null || row[key] === undefined ? null : Number(row[key]))
+  return {
+    quarters: Number(row.quarters ?? 0),
+    samples: num('samples'),
+    mean: num('mean'),
+    min: num('min'),
+    minAt: row.min_at ? (row.min_at as Date).getTime() : null,
+    max: num('max'),
+    maxAt: row.max_at ? (row.max_at as Date).getTime() : null,
+    sum: num('sum'),
+    longestStep: num('longest_step'),
+    tags: Object.fromEntries(tags.map((t) => [t.tag, Number(t.quarters)])),
+  }
+}
+
+/** One meter's statistics per local day in `zone`. */
+export async function meterDays(db: Db, meterId: number, from: number, to: number, zone: string): Promise<MeterDay[]> {
+  const { rows } = await sql<Record<string, unknown>>`
+    select to_char(time_15m at time zone ${zone}, 'YYYY-MM-DD') as day, count(*) as quarters,
+      avg(avg_value) as mean, min(min_value) as min, max(max_value) as max, sum(sum_value) as sum
+    from data_15m
+    where meter_id = ${meterId} and time_15m >= ${ts(from)} and time_15m <= ${ts(to)}
+    group by 1
+    order by 1`.execute(db)
+  return rows.map((r) => ({
+    day: r.day as string,
+    quarters: Number(r.quarters),
+    mean: (r.mean as number | null) ?? null,
+    min: (r.min as number | null) ?? null,
+    max: (r.max as number | null) ?? null,
+    sum: (r.sum as number | null) ?? null,
+  }))
+}
+
+export interface ScheduleCell<C extends string> {
+  month: number
+  weekend: boolean
+  hour: number
+  quarters: number
+  /** Per column: sum of values, quarters with a value, quarters "running" (above the threshold). */
+  sums: Record<C, number | null>
+  counts: Record<C, number>
+  running: Record<C, number>
+}
+
+/**
+ * A year of a group folded into (local month, weekday/weekend, local hour) cells, in the
+ * database: at most 12 x 2 x 24 rows come back. A column counts as running in a quarter hour
+ * when its value exceeds `runningShare` of its own peak over the range.
+ */
+export async function scheduleCells<G extends GroupName, C extends Column<G>>(
+  db: Db,
+  group: G,
+  columns: readonly C[],
+  from: number,
+  to: number,
+  zone: string,
+  runningShare: number,
+): Promise<Array<ScheduleCell<C>>> {
+  const peak = (c: string) => sql.ref(`peaks.${c}`)
+  const { rows } = await sql<Record<string, unknown>>`
+    with peaks as (
+      select ${sql.join(columns.map((c) => sql`max(${sql.ref(c)}) as ${sql.ref(c)}`))}
+      from ${table(group)}
+      where time_15m >= ${ts(from)} and time_15m < ${ts(to)}
+    ), local_rows as (
+      select time_15m at time zone ${zone} as local_time, ${sql.join(columns.map((c) => sql.ref(c)))}
+      from ${table(group)}
+      where time_15m >= ${ts(from)} and time_15m < ${ts(to)}
+    )
+    select extract(month from local_time)::int as month,
+      extract(isodow from local_time) >= 6 as weekend,
+      extract(hour from local_time)::int as hour,
+      count(*) as quarters,
+      ${sql.join(
+        columns.map(
+          (c) => sql`sum(local_rows.${sql.ref(c)}) as ${sql.ref(`${c}__sum`)},
+            count(local_rows.${sql.ref(c)}) as ${sql.ref(`${c}__count`)},
+            count(*) filter (where local_rows.${sql.ref(c)} > ${peak(c)} * ${runningShare}) as ${sql.ref(`${c}__running`)}`,
+        ),
+      )}
+    from local_rows cross join peaks
+    group by 1, 2, 3
+    order by 1, 2, 3`.execute(db)
+  return rows.map((r) => ({
+    month: Number(r.month),
+    weekend: Boolean(r.weekend),
+    hour: Number(r.hour),
+    quarters: Number(r.quarters),
+    sums: Object.fromEntries(columns.map((c) => [c, (r[`${c}__sum`] as number | null) ?? null])) as Record<
+      C,
+      number | null
+    >,
+    counts: Object.fromEntries(columns.map((c) => [c, Number(r[`${c}__count`])])) as Record<C, number>,
+    running: Object.fromEntries(columns.map((c) => [c, Number(r[`${c}__running`])])) as Record<C, number>,
+  }))
+}

@@ -1,0 +1,124 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { FastifyInstance } from 'fastify'
+import type { Kysely } from 'kysely'
+import Type from 'typebox'
+import { buildChart, CHART_NAMES, type ChartName } from '../charts/charts.ts'
+import { DAILY_DAYS, SERIES_DAYS } from '../charts/windows.ts'
+import { sendCached } from '../dashboard/http-cache.ts'
+import type { EnergyDatabase } from '../db/schema.ts'
+import {
+  CACHING_NOTE,
+  cached,
+  Lang,
+  NotFoundBody,
+  NotModified,
+  PUBLIC_ROUTE,
+  ValidationErrorBody,
+} from './chart-report-schemas.ts'
+
+const WINDOW_NOTE =
+  'The window ends with the newest quarter hour stored for the chart (now when there is none), so a late feed ' +
+  'never empties the chart. Timestamps are `time_15m`, the start of each quarter hour; labels are local time in ' +
+  'Europe/Rome. A quarter hour (or day) without data is `null` and drawn as a gap, never as zero.'
+
+const DESCRIPTIONS: Record<ChartName, { summary: string; description: string }> = {
+  fotovoltaico: {
+    summary: 'Photovoltaic production per plant (stacked area, 7 days, 15 min)',
+    description:
+      `Stacked area of the mean power of each photovoltaic plant (Aule P, Aule R, Castelfidardo, Cittadella, ` +
+      `Energy Center, I3P: the \`tot_pv_*\` plant columns of the pv group) over the last ${SERIES_DAYS} days ` +
+      'in 15-minute detail (672 points). The pv group stores kWh per quarter hour; kW = kWh x 4 (the mean power ' +
+      'over the quarter hour). The top of the stack is the campus total.',
+  },
+  bilancio: {
+    summary: 'PV production and grid withdrawal in kW (stacked area, 7 days, 15 min)',
+    description:
+      'Energy balance of the Aule P building, the building metered for both production and consumption ' +
+      `(aulep group), over the last ${SERIES_DAYS} days in 15-minute detail: a stacked area of PV production ` +
+      '(`tot_pv_prod`) and grid withdrawal (`max(consumo_aula_1p - tot_pv_prod, 0)` in each quarter hour), ' +
+      'with the building consumption (`consumo_aula_1p`) drawn as a dashed line on its own stack; where the ' +
+      'stack rises above the line, PV is feeding surplus to the grid. kWh per quarter hour x 4 = kW.',
+  },
+  acqua: {
+    summary: 'Daily water use (columns, 30 days)',
+    description:
+      `Columns of the daily water volume (m³) over the last ${DAILY_DAYS} complete local days (Europe/Rome ` +
+      'midnight to midnight, so DST days hold 23 or 25 hours): the main site meter (`tot_sede_centrale`) and, ' +
+      'beside it, the sum of the five drinking fountains (`tot_font_*`). A day still in progress is left out ' +
+      'rather than drawn as a short column.',
+  },
+  fontanelle: {
+    summary: 'Drinking fountain draw-off per fountain (stacked area, 7 days, 15 min)',
+    description:
+      'The spec describes this chart with the words of the balance chart; it draws the drinking fountains the ' +
+      `same way: a stacked area of the flow of each fountain (\`tot_font_*\` of the water group) over the last ` +
+      `${SERIES_DAYS} days in 15-minute detail. The water group stores m³ per quarter hour; L/h = m³ x 4000. ` +
+      'A fountain flowing at night or at weekends stands out at a glance.',
+  },
+}
+
+const ChartConfigBody = Type.Object(
+  {
+    type: Type.Enum(['line', 'bar'], { description: 'Chart.js chart type.' }),
+    data: Type.Object({
+      labels: Type.Array(Type.String(), { description: 'One label per point: local time or local day.' }),
+      datasets: Type.Array(
+        Type.Object(
+          {
+            label: Type.String(),
+            data: Type.Array(Type.Union([Type.Number(), Type.Null()])),
+          },
+          { additionalProperties: true },
+        ),
+      ),
+    }),
+    options: Type.Object({}, { additionalProperties: true, description: 'Chart.js options: titles, axes, legend.' }),
+  },
+  {
+    title: 'ChartConfiguration',
+    description:
+      'A Chart.js 4 configuration, ready for `new Chart(canvas, config)`: the library is served by this service ' +
+      'at `/dashboard/assets/chart.umd.min.js`. Plain JSON: no callbacks, no time adapter needed.',
+    examples: [
+      {
+        type: 'line',
+        data: {
+          labels: ['lun 20/10, 12:00', 'lun 20/10, 12:15'],
+          datasets: [{ label: 'Aule P', data: [41.2, 40.8], stack: 'total', fill: 'origin', pointRadius: 0 }],
+        },
+        options: {
+          plugins: { title: { display: true, text: 'Produzione fotovoltaica per impianto' } },
+          scales: { y: { stacked: true, title: { display: true, text: 'Potenza (kW)' } } },
+        },
+      },
+    ],
+  },
+)
+
+export async function chartRoutes(parent: FastifyInstance, options: { db: Kysely<EnergyDatabase> }): Promise<void> {
+  const app = parent.withTypeProvider<TypeBoxTypeProvider>()
+  for (const name of CHART_NAMES) {
+    app.get(
+      `/chart/${name}`,
+      {
+        config: PUBLIC_ROUTE,
+        schema: {
+          tags: ['Chart'],
+          summary: DESCRIPTIONS[name].summary,
+          description: `${DESCRIPTIONS[name].description}\n\n${WINDOW_NOTE}\n\n${CACHING_NOTE}`,
+          querystring: Type.Object({ lang: Type.Optional(Lang) }),
+          response: {
+            200: cached(ChartConfigBody),
+            304: NotModified,
+            404: NotFoundBody,
+            422: ValidationErrorBody,
+          },
+        },
+      },
+      async (request, reply) => {
+        const config = await buildChart(options.db, name, { lang: request.query.lang ?? 'it' })
+        return sendCached(request, reply, JSON.stringify(config), 'application/json; charset=utf-8')
+      },
+    )
+  }
+}

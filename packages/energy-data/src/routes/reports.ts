@@ -1,0 +1,247 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { Kysely } from 'kysely'
+import Type from 'typebox'
+import { LANGUAGES } from '../charts/i18n.ts'
+import { sendCached } from '../dashboard/http-cache.ts'
+import type { EnergyDatabase } from '../db/schema.ts'
+import { UnprocessableEntity } from '../errors.ts'
+import { DATETIME_PATTERN } from '../reports/datetime-input.ts'
+import { type Block, REPORT_FORMATS, type ReportFormat, renderReport } from '../reports/document.ts'
+import { DEFAULT_REPORT_DAYS, MAX_REPORT_DAYS } from '../reports/report-window.ts'
+import { buildMeterReport, buildPalinsestiReport, buildPvReport, buildWaterReport } from '../reports/reports.ts'
+import { DEFAULT_ZONE } from '../reports/zoned-time.ts'
+import {
+  CACHING_NOTE,
+  cached,
+  DetailBody,
+  NotFoundBody,
+  NotModified,
+  PUBLIC_ROUTE,
+  ValidationErrorBody,
+} from './chart-report-schemas.ts'
+
+const bound = (which: 'start' | 'end') =>
+  Type.Optional(
+    Type.String({
+      pattern: DATETIME_PATTERN,
+      description:
+        `${which === 'start' ? 'First' : 'Last'} instant covered (inclusive). ` +
+        '`YYYY-MM-DD`, `YYYY-MM-DDThh:mm[:ss]` or `YYYY-MM-DD hh:mm[:ss]`, optionally with an offset ' +
+        '(`Z`, `+01:00`). Without an offset it is local time in `timezone`.' +
+        (which === 'end'
+          ? ' A date alone covers that whole local day. Default: the newest quarter hour stored.'
+          : ` Default: ${DEFAULT_REPORT_DAYS} days before the end (672 quarter hours with the end).`),
+      examples: [which === 'start' ? '2025-10-20T00:00:00' : '2025-10-26'],
+    }),
+  )
+
+const Timezone = Type.Optional(
+  Type.String({
+    default: DEFAULT_ZONE,
+    description:
+      'IANA time zone of bounds without an offset, of the local days and hours in the report, and of the ' +
+      'printed timestamps (ISO 8601 with offset).',
+    examples: ['Europe/Rome', 'UTC'],
+  }),
+)
+
+const Format = Type.Optional(
+  Type.Enum([...REPORT_FORMATS], {
+    title: 'ReportFormat',
+    type: 'string',
+    description:
+      '`markdown` (`text/markdown`), `text` (`text/plain`, aligned columns) or `json` (the Markdown as a JSON ' +
+      'string, `application/json`, as FastAPI returns a string). Without it the `Accept` header chooses ' +
+      '(`text/markdown`, `text/plain` or `application/json`, first listed wins); otherwise Markdown.',
+  }),
+)
+
+const ReportLang = Type.Optional(
+  Type.Enum([...LANGUAGES], {
+    title: 'Language',
+    type: 'string',
+    default: 'it',
+    description: 'Language of the report: `it` (Italian, default; numbers as 1.234,56) or `en` (English; 1,234.56).',
+  }),
+)
+
+const WINDOW = {
+  start_datetime: bound('start'),
+  end_datetime: bound('end'),
+  timezone: Timezone,
+  format: Format,
+  lang: ReportLang,
+}
+
+const ReportBody = {
+  description: 'The report.',
+  content: {
+    'text/markdown': { schema: Type.String({ examples: ['# Water report\n\nFrom 2025-10-20T00:00:00+02:00 ...'] }) },
+    'text/plain': { schema: Type.String({ examples: ['Water report\n============\n...'] }) },
+    'application/json': { schema: Type.String({ examples: ['# Water report\n\nFrom ...'] }) },
+  },
+}
+
+const RANGE_NOTE =
+  `Ranges are inclusive on both ends and at most ${MAX_REPORT_DAYS} days; a start after the end, a malformed ` +
+  'date or an unknown zone answers 422. Totals, peaks and means are aggregated in the database; ' +
+  'energy columns hold kWh per quarter hour (x 4 = mean kW), water columns m³ per quarter hour.'
+
+const ACCEPTED: Record<string, ReportFormat> = {
+  'text/markdown': 'markdown',
+  'text/plain': 'text',
+  'application/json': 'json',
+}
+
+/** The `format` parameter, else the first of our media types the `Accept` header lists, else Markdown. */
+export function chooseFormat(format: ReportFormat | undefined, accept: string | undefined): ReportFormat {
+  if (format) return format
+  for (const range of (accept ?? '').split(',')) {
+    const [type, ...params] = range.split(';').map((s) => s.trim().toLowerCase())
+    if (params.some((p) => /^q=0(\.0*)?$/.test(p))) continue
+    const chosen = type ? ACCEPTED[type] : undefined
+    if (chosen) return chosen
+  }
+  return 'markdown'
+}
+
+/**
+ * Ajv lets `Infinity` through as an integer within any bounds (it does not check finiteness);
+ * without this the database would be asked for meter Infinity.
+ */
+function finite<T extends number | undefined>(value: T, field: string): T {
+  if (value !== undefined && !Number.isSafeInteger(value)) {
+    throw new UnprocessableEntity([
+      { loc: ['query', field], msg: 'Input should be a finite integer', type: 'int_parsing' },
+    ])
+  }
+  return value
+}
+
+function send(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  blocks: Block[],
+  format: ReportFormat | undefined,
+): FastifyReply {
+  const { body, contentType } = renderReport(blocks, chooseFormat(format, request.headers.accept))
+  return sendCached(request, reply, body, contentType, { vary: 'Accept' })
+}
+
+export async function reportRoutes(parent: FastifyInstance, options: { db: Kysely<EnergyDatabase> }): Promise<void> {
+  const app = parent.withTypeProvider<TypeBoxTypeProvider>()
+  const { db } = options
+  const responses = { 200: cached(ReportBody), 304: NotModified, 404: NotFoundBody, 422: ValidationErrorBody }
+
+  app.get(
+    '/report/meter',
+    {
+      config: PUBLIC_ROUTE,
+      schema: {
+        tags: ['Report'],
+        summary: 'Report on one meter',
+        description:
+          'Identity of the meter and its datalogger, coverage (quarter hours present and missing, longest ' +
+          'interval between readings, data-quality tags), statistics (mean weighted by sample counts, minimum ' +
+          'and maximum with their time, sum) and a table per local day, from the per-meter 15-minute table. ' +
+          `Unknown meter: 404.\n\n${RANGE_NOTE}\n\n${CACHING_NOTE}`,
+        querystring: Type.Object({
+          uuid: Type.Integer({
+            minimum: 1,
+            maximum: 2_147_483_647,
+            description: 'Meter id (a positive integer).',
+            examples: [860],
+          }),
+          ...WINDOW,
+        }),
+        response: { ...responses, 404: DetailBody },
+      },
+    },
+    async (request, reply) => {
+      const { uuid, format, ...window } = request.query
+      return send(request, reply, await buildMeterReport(db, finite(uuid, 'uuid'), window), format)
+    },
+  )
+
+  app.get(
+    '/report/water',
+    {
+      config: PUBLIC_ROUTE,
+      schema: {
+        tags: ['Report'],
+        summary: 'Summary of the water meters',
+        description:
+          'Per water meter (main site and the five drinking fountains): total volume, mean and peak flow with ' +
+          'its time, the night baseline (mean flow 02:00-04:00 local time, where a leak shows first), and daily ' +
+          `volumes per local day.\n\n${RANGE_NOTE}\n\n${CACHING_NOTE}`,
+        querystring: Type.Object(WINDOW),
+        response: responses,
+      },
+    },
+    async (request, reply) => {
+      const { format, ...window } = request.query
+      return send(request, reply, await buildWaterReport(db, window), format)
+    },
+  )
+
+  app.get(
+    '/report/pv',
+    {
+      config: PUBLIC_ROUTE,
+      schema: {
+        tags: ['Report'],
+        summary: 'Photovoltaic production and energy balance',
+        description:
+          'Production of the campus and of each plant (energy, share, peak power and its time), global ' +
+          'irradiation from the weather station, the energy balance of the Aule P building quarter hour by ' +
+          'quarter hour (PV used on site = min(production, consumption); surplus; grid withdrawal; ' +
+          'self-consumption and self-sufficiency rates) and the production per local day.' +
+          `\n\n${RANGE_NOTE}\n\n${CACHING_NOTE}`,
+        querystring: Type.Object(WINDOW),
+        response: responses,
+      },
+    },
+    async (request, reply) => {
+      const { format, ...window } = request.query
+      return send(request, reply, await buildPvReport(db, window), format)
+    },
+  )
+
+  app.get(
+    '/report/palinsesti',
+    {
+      config: PUBLIC_ROUTE,
+      schema: {
+        tags: ['Report'],
+        summary: 'Operating schedules of a year',
+        description:
+          'When the three chiller plants (`cf1_tot`, `cf2_tot`, `cf3_tot`), the data centre (`tot_dc`) and ' +
+          'the Aule P building (`consumo_aula_1p`) run: energy and running hours of the year, the weekday and ' +
+          'weekend schedule (hours in which a series runs at least half of the time; running = above 10 % of ' +
+          'its yearly peak), mean power by local hour of the day, energy and running hours by month. To stay ' +
+          'clear of database timeouts the year is folded in the database into at most 12 x 2 x 24 cells per ' +
+          'table; no row of the year is loaded into the service.' +
+          `\n\n${CACHING_NOTE}`,
+        querystring: Type.Object({
+          year: Type.Optional(
+            Type.Integer({
+              minimum: 2000,
+              maximum: 2100,
+              description: 'Calendar year in local time. Default: the year of the newest chiller data.',
+              examples: [2025],
+            }),
+          ),
+          timezone: Timezone,
+          format: Format,
+          lang: ReportLang,
+        }),
+        response: responses,
+      },
+    },
+    async (request, reply) => {
+      const { format, year, ...query } = request.query
+      return send(request, reply, await buildPalinsestiReport(db, { ...query, year: finite(year, 'year') }), format)
+    },
+  )
+}
