@@ -169,7 +169,7 @@ describe('GET /report/meter', () => {
       ['', 'missing'],
       ['uuid=0', 'greater_than_equal'],
       ['uuid=99999999999', 'less_than_equal'],
-      ['uuid=Infinity', 'int_parsing'],
+      ['uuid=Infinity', 'finite_number'],
     ] as const) {
       const res = await get(`/report/meter?${query}`)
       expect(res.statusCode, query).toBe(422)
@@ -190,7 +190,7 @@ describe('report validation', () => {
     ['/report/water?format=pdf', 'format', 'enum'],
     ['/report/palinsesti?year=abc', 'year', 'integer_type'],
     ['/report/palinsesti?year=1800', 'year', 'greater_than_equal'],
-    ['/report/palinsesti?year=Infinity', 'year', 'int_parsing'],
+    ['/report/palinsesti?year=Infinity', 'year', 'finite_number'],
     ['/report/pv?lang=fr', 'lang', 'enum'],
   ]
   it.each(cases)('%s answers 422 on %s', async (url, field, type) => {

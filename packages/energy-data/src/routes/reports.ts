@@ -5,7 +5,6 @@ import Type from 'typebox'
 import { LANGUAGES } from '../charts/i18n.ts'
 import { sendCached } from '../dashboard/http-cache.ts'
 import type { EnergyDatabase } from '../db/schema.ts'
-import { UnprocessableEntity } from '../errors.ts'
 import { DATETIME_PATTERN } from '../reports/datetime-input.ts'
 import { type Block, REPORT_FORMATS, type ReportFormat, renderReport } from '../reports/document.ts'
 import { DEFAULT_REPORT_DAYS, MAX_REPORT_DAYS } from '../reports/report-window.ts'
@@ -106,19 +105,6 @@ export function chooseFormat(format: ReportFormat | undefined, accept: string | 
   return 'markdown'
 }
 
-/**
- * Ajv lets `Infinity` through as an integer within any bounds (it does not check finiteness);
- * without this the database would be asked for meter Infinity.
- */
-function finite<T extends number | undefined>(value: T, field: string): T {
-  if (value !== undefined && !Number.isSafeInteger(value)) {
-    throw new UnprocessableEntity([
-      { loc: ['query', field], msg: 'Input should be a finite integer', type: 'int_parsing' },
-    ])
-  }
-  return value
-}
-
 function send(
   request: FastifyRequest,
   reply: FastifyReply,
@@ -160,7 +146,7 @@ export async function reportRoutes(parent: FastifyInstance, options: { db: Kysel
     },
     async (request, reply) => {
       const { uuid, format, ...window } = request.query
-      return send(request, reply, await buildMeterReport(db, finite(uuid, 'uuid'), window), format)
+      return send(request, reply, await buildMeterReport(db, uuid, window), format)
     },
   )
 
@@ -241,7 +227,7 @@ export async function reportRoutes(parent: FastifyInstance, options: { db: Kysel
     },
     async (request, reply) => {
       const { format, year, ...query } = request.query
-      return send(request, reply, await buildPalinsestiReport(db, { ...query, year: finite(year, 'year') }), format)
+      return send(request, reply, await buildPalinsestiReport(db, { ...query, year }), format)
     },
   )
 }
