@@ -1,6 +1,6 @@
 /** `pnpm oauth <command>`: administration of the authorization server. Prints JSON on stdout. */
 import { randomBytes } from 'node:crypto'
-import { parseArgs } from 'node:util'
+import { type ParseArgsOptionsConfig, parseArgs } from 'node:util'
 import { openServiceDatabase, runMain } from '@campus/shared'
 import type { Kysely } from 'kysely'
 import { AdminError, createApplication, createPersonalAccessToken, createUser, parseScopes } from './admin.ts'
@@ -13,9 +13,11 @@ import { countUsers } from './repositories/users.ts'
 
 type Command = (db: Kysely<OAuthDB>, args: string[], issuer: string) => Promise<unknown>
 
-function flags<T extends Parameters<typeof parseArgs>[0]['options']>(args: string[], options: T) {
+type Flags = Record<string, string | boolean | string[] | boolean[] | undefined>
+
+function flags(args: string[], options: ParseArgsOptionsConfig): Flags {
   try {
-    return parseArgs({ args, options, strict: true, allowPositionals: false }).values
+    return parseArgs({ args, options, strict: true, allowPositionals: false }).values as Flags
   } catch (error) {
     throw new AdminError((error as Error).message)
   }
@@ -51,7 +53,9 @@ const commands: Record<string, Command> = {
       email: user.email,
       admin: user.admin,
       two_factor_enabled: Boolean(otpSecret),
-      ...(otpSecret ? { otp_secret: otpSecret, otpauth_uri: otpauthUri(otpSecret, user.username, new URL(issuer).host) } : {}),
+      ...(otpSecret
+        ? { otp_secret: otpSecret, otpauth_uri: otpauthUri(otpSecret, user.username, new URL(issuer).host) }
+        : {}),
     }
   },
 

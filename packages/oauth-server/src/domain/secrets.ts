@@ -27,7 +27,7 @@ export function digest(secret: string): Buffer {
 
 /** Compares a presented secret with a stored digest in constant time. */
 export function matchesDigest(secret: string, stored: Buffer | null | undefined): boolean {
-  if (!stored || stored.length !== 32) return false
+  if (stored?.length !== 32) return false
   return timingSafeEqual(digest(secret), stored)
 }
 

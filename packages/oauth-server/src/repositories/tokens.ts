@@ -1,5 +1,5 @@
 import { type Kysely, sql, type Transaction } from 'kysely'
-import type { OAuthDB } from '../db/schema.ts'
+import type { OAuthDB, User } from '../db/schema.ts'
 
 type Db = Kysely<OAuthDB> | Transaction<OAuthDB>
 
@@ -142,4 +142,63 @@ export async function revokeGrant(db: Db, grantId: string): Promise<void> {
     .where('grant_id', '=', grantId)
     .where('revoked_at', 'is', null)
     .execute()
+}
+
+export interface BearerTokenRow {
+  token_id: number
+  application_id: number | null
+  application_uid: string | null
+  scopes: string[]
+  token_created_at: Date
+  expires_at: Date
+  revoked_at: Date | null
+  expires_in: number
+  user: User
+}
+
+/**
+ * The hot path of every API call: the access token, its application id and its user, in one
+ * query. Expiry is computed by the database clock.
+ */
+export async function findAccessTokenWithUser(db: Db, digest: Buffer): Promise<BearerTokenRow | undefined> {
+  const row = await db
+    .selectFrom('access_tokens as t')
+    .innerJoin('users as u', 'u.id', 't.user_id')
+    .leftJoin('applications as a', 'a.id', 't.application_id')
+    .selectAll('u')
+    .select([
+      't.id as token_id',
+      't.application_id',
+      'a.uid as application_uid',
+      't.scopes',
+      't.created_at as token_created_at',
+      't.expires_at',
+      't.revoked_at',
+      sql<number>`floor(extract(epoch from t.expires_at - now()))::int`.as('expires_in'),
+    ])
+    .where('t.digest', '=', digest)
+    .executeTakeFirst()
+  if (!row) return undefined
+  const {
+    token_id,
+    application_id,
+    application_uid,
+    scopes,
+    token_created_at,
+    expires_at,
+    revoked_at,
+    expires_in,
+    ...user
+  } = row
+  return {
+    token_id,
+    application_id,
+    application_uid,
+    scopes,
+    token_created_at,
+    expires_at,
+    revoked_at,
+    expires_in,
+    user: user as User,
+  }
 }

@@ -1,0 +1,77 @@
+/**
+ * Who calls /api/v4: an OAuth access token (`Authorization: Bearer`, `?access_token=`) or a
+ * personal access token (`PRIVATE-TOKEN`, `?private_token=`, or Bearer). GitLab's answers:
+ * nothing sent -> 401 {"message":"401 Unauthorized"}; bad token -> 401 invalid_token (RFC 6750);
+ * a scope missing -> 403 insufficient_scope naming the scopes that would do.
+ */
+import type { FastifyRequest } from 'fastify'
+import type { ServerContext } from '../context.ts'
+import type { User } from '../db/schema.ts'
+import { digest, PREFIX } from '../domain/secrets.ts'
+import { ApiError, InsufficientScope, InvalidToken, Unauthenticated } from '../errors.ts'
+import { findPersonalAccessToken, touchPersonalAccessToken } from '../repositories/personal-access-tokens.ts'
+import { findAccessTokenWithUser } from '../repositories/tokens.ts'
+import { findUserById } from '../repositories/users.ts'
+
+export interface Principal {
+  user: User
+  scopes: string[]
+  kind: 'oauth' | 'personal_access_token'
+}
+
+export const TOKEN_INVALID = 'The access token is invalid'
+export const TOKEN_EXPIRED = 'Token is expired. You can either do re-authorization or token refresh.'
+export const TOKEN_REVOKED = 'Token was revoked. You have to re-authorize from the user.'
+
+interface Presented {
+  token: string
+  personal: boolean
+}
+
+function single(value: unknown): string | undefined {
+  return typeof value === 'string' && value !== '' ? value : undefined
+}
+
+/** The credential of a request, in GitLab's order of precedence. */
+export function presentedToken(request: FastifyRequest): Presented | undefined {
+  const query = request.query as Record<string, unknown> | undefined
+  const privateToken = single(request.headers['private-token']) ?? single(query?.private_token)
+  if (privateToken) return { token: privateToken, personal: true }
+  const authorization = request.headers.authorization
+  if (authorization && /^bearer /i.test(authorization)) {
+    const token = authorization.slice(7).trim()
+    return { token, personal: token.startsWith(PREFIX.personalAccessToken) }
+  }
+  const accessToken = single(query?.access_token)
+  if (accessToken) return { token: accessToken, personal: accessToken.startsWith(PREFIX.personalAccessToken) }
+  return undefined
+}
+
+export async function authenticate(request: FastifyRequest, context: ServerContext): Promise<Principal> {
+  const presented = presentedToken(request)
+  if (!presented) throw new Unauthenticated()
+  let principal: Principal
+  if (presented.personal) {
+    const pat = await findPersonalAccessToken(context.db, digest(presented.token))
+    if (!pat) throw new InvalidToken(TOKEN_INVALID)
+    if (pat.revoked_at) throw new InvalidToken(TOKEN_REVOKED)
+    if (pat.expired) throw new InvalidToken(TOKEN_EXPIRED)
+    const user = await findUserById(context.db, pat.user_id)
+    if (!user) throw new InvalidToken(TOKEN_INVALID)
+    await touchPersonalAccessToken(context.db, pat.id)
+    principal = { user, scopes: pat.scopes, kind: 'personal_access_token' }
+  } else {
+    const row = await findAccessTokenWithUser(context.db, digest(presented.token))
+    if (!row) throw new InvalidToken(TOKEN_INVALID)
+    if (row.revoked_at) throw new InvalidToken(TOKEN_REVOKED)
+    if (row.expires_in <= 0) throw new InvalidToken(TOKEN_EXPIRED)
+    principal = { user: row.user, scopes: row.scopes, kind: 'oauth' }
+  }
+  if (principal.user.locked) throw new ApiError(403, '403 Forbidden - Your account has been blocked.')
+  return principal
+}
+
+/** Passes when the principal holds any of `accepted`. */
+export function requireScope(principal: Principal, accepted: readonly string[]): void {
+  if (!accepted.some((s) => principal.scopes.includes(s))) throw new InsufficientScope(accepted.join(' '))
+}
