@@ -178,3 +178,62 @@ export async function authorizeInBrowser(
   }
   throw new Error('too many steps')
 }
+
+/** POSTs a form to the server, the way a client library would. */
+export async function postForm(
+  base: string,
+  path: string,
+  form: Record<string, string | string[]>,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; headers: Headers; body: Record<string, unknown> }> {
+  const params = new URLSearchParams()
+  for (const [k, v] of Object.entries(form)) for (const item of Array.isArray(v) ? v : [v]) params.append(k, item)
+  const response = await fetch(new URL(path, base), {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+    body: params.toString(),
+  })
+  const text = await response.text()
+  return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : {} }
+}
+
+export const basic = (id: string, secret: string) =>
+  `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`
+
+/** A code issued the way the authorization endpoint issues it, without driving the pages. */
+export async function issueCode(
+  server: TestServer,
+  input: {
+    client: import('../src/db/schema.ts').Application
+    userId: number
+    redirectUri: string
+    scopes?: string[]
+    codeChallenge?: string
+  },
+): Promise<string> {
+  const { approve } = await import('../src/authorization/response.ts')
+  const location = await approve(
+    server.db,
+    {
+      client: input.client,
+      redirectUri: input.redirectUri,
+      responseType: 'code',
+      scopes: input.scopes ?? ['read_user'],
+      state: undefined,
+      codeChallenge: input.codeChallenge,
+      codeChallengeMethod: input.codeChallenge ? 'S256' : undefined,
+    },
+    input.userId,
+    server.settings.issuer,
+  )
+  return new URL(location).searchParams.get('code') as string
+}
+
+/** An access token (and refresh token) issued directly, for API tests. */
+export async function issueToken(
+  server: TestServer,
+  input: { applicationId: number | null; userId: number; scopes: string[]; refresh?: boolean },
+) {
+  const { issueTokens, newGrantId } = await import('../src/grants/issue.ts')
+  return issueTokens(server.db, { ...input, grantId: newGrantId(), refresh: input.refresh ?? false })
+}
