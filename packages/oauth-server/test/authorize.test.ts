@@ -50,8 +50,14 @@ describe('RFC 6749 4.1.2.1 / RFC 9700 4.1: invalid client or redirect URI shows 
     ['unregistered redirect_uri', { client_id: 'WEB', redirect_uri: 'https://evil.example/cb', response_type: 'code' }],
     ['redirect_uri with an extra path', { client_id: 'WEB', redirect_uri: `${CB}/x`, response_type: 'code' }],
     ['redirect_uri with a query added', { client_id: 'WEB', redirect_uri: `${CB}?a=1`, response_type: 'code' }],
-    ['redirect_uri with another port (not loopback)', { client_id: 'WEB', redirect_uri: 'https://client.example:8443/cb', response_type: 'code' }],
-    ['redirect_uri with another case', { client_id: 'WEB', redirect_uri: 'https://CLIENT.example/cb', response_type: 'code' }],
+    [
+      'redirect_uri with another port (not loopback)',
+      { client_id: 'WEB', redirect_uri: 'https://client.example:8443/cb', response_type: 'code' },
+    ],
+    [
+      'redirect_uri with another case',
+      { client_id: 'WEB', redirect_uri: 'https://CLIENT.example/cb', response_type: 'code' },
+    ],
   ]
   for (const [name, params] of cases) {
     it(name, async () => {
@@ -70,7 +76,12 @@ describe('RFC 8252 7.3: loopback redirect URIs may use any port', () => {
     const browser = await signedIn()
     const location = await authorizeInBrowser(
       browser,
-      authorize({ client_id: f.web.uid, redirect_uri: 'http://127.0.0.1:49152/loopback', response_type: 'code', state: 's' }),
+      authorize({
+        client_id: f.web.uid,
+        redirect_uri: 'http://127.0.0.1:49152/loopback',
+        response_type: 'code',
+        state: 's',
+      }),
       alice,
     )
     expect(location.startsWith('http://127.0.0.1:49152/loopback?code=')).toBe(true)
@@ -104,7 +115,9 @@ describe('RFC 6749 4.1.2.1 / 4.2.2.1: errors go back to a valid redirect URI wit
   })
   it('invalid_request: a parameter repeated', async () => {
     const browser = await signedIn()
-    const res = await browser.request(`${authorize({ client_id: f.web.uid, redirect_uri: CB, response_type: 'code' })}&scope=api&scope=read_user`)
+    const res = await browser.request(
+      `${authorize({ client_id: f.web.uid, redirect_uri: CB, response_type: 'code' })}&scope=api&scope=read_user`,
+    )
     expect(errorOf(res.headers.get('location')).get('error')).toBe('invalid_request')
   })
   it('unauthorized_client: the application may not use the implicit grant', async () => {
@@ -115,12 +128,19 @@ describe('RFC 6749 4.1.2.1 / 4.2.2.1: errors go back to a valid redirect URI wit
       grantTypes: ['authorization_code'],
     })
     const browser = await signedIn()
-    const res = await browser.request(authorize({ client_id: application.uid, redirect_uri: CB, response_type: 'token' }))
+    const res = await browser.request(
+      authorize({ client_id: application.uid, redirect_uri: CB, response_type: 'token' }),
+    )
     expect(errorOf(res.headers.get('location'), true).get('error')).toBe('unauthorized_client')
   })
   it('unsupported_response_type: the implicit grant switched off on the server', async () => {
-    const app = await buildApp({ database: server.database as never, settings: defaultSettings({ implicitGrant: false }) })
-    const res = await app.inject(authorize({ client_id: f.web.uid, redirect_uri: CB, response_type: 'token', state: 's' }))
+    const app = await buildApp({
+      database: server.database as never,
+      settings: defaultSettings({ implicitGrant: false }),
+    })
+    const res = await app.inject(
+      authorize({ client_id: f.web.uid, redirect_uri: CB, response_type: 'token', state: 's' }),
+    )
     await app.close()
     expect(res.statusCode).toBe(302)
     expect(errorOf(res.headers.location as string, true).get('error')).toBe('unsupported_response_type')
@@ -130,7 +150,9 @@ describe('RFC 6749 4.1.2.1 / 4.2.2.1: errors go back to a valid redirect URI wit
 describe('RFC 7636 4.4.1 / RFC 9700 2.1.1: PKCE at the authorization endpoint', () => {
   async function errorFor(params: Record<string, string | undefined>) {
     const browser = await signedIn()
-    const res = await browser.request(authorize({ redirect_uri: 'https://spa.example/cb', client_id: f.spa.uid, response_type: 'code', ...params }))
+    const res = await browser.request(
+      authorize({ redirect_uri: 'https://spa.example/cb', client_id: f.spa.uid, response_type: 'code', ...params }),
+    )
     expect(res.status).toBe(302)
     return errorOf(res.headers.get('location')).get('error')
   }
@@ -156,7 +178,13 @@ describe('RFC 6749 4.1.2 / RFC 9207: the response carries code, state and iss; d
       scopes: ['api', 'read_user'],
     })
     const browser = await signedIn()
-    const url = authorize({ client_id: application.uid, redirect_uri: CB, response_type: 'code', scope: 'read_user', state: 'st' })
+    const url = authorize({
+      client_id: application.uid,
+      redirect_uri: CB,
+      response_type: 'code',
+      scope: 'read_user',
+      state: 'st',
+    })
     const first = await browser.request(url)
     expect(first.status).toBe(200)
     const page = await first.text()
@@ -174,14 +202,25 @@ describe('RFC 6749 4.1.2 / RFC 9207: the response carries code, state and iss; d
     expect(again.status).toBe(302)
     expect(errorOf(again.headers.get('location')).get('code')).toMatch(/^cmpc_/)
     // wider scopes ask again
-    const wider = await browser.request(authorize({ client_id: application.uid, redirect_uri: CB, response_type: 'code', scope: 'api' }))
+    const wider = await browser.request(
+      authorize({ client_id: application.uid, redirect_uri: CB, response_type: 'code', scope: 'api' }),
+    )
     expect(wider.status).toBe(200)
   })
 
   it('deny: error=access_denied with state (query), 303 after the POST', async () => {
     const browser = await signedIn()
-    const page = await browser.request(authorize({ client_id: f.other.uid, redirect_uri: 'https://other.example/cb', response_type: 'code', state: 'd1' }))
-    const res = await browser.request('/oauth/authorize', { form: { ...formFields(await page.text()), decision: 'deny' } })
+    const page = await browser.request(
+      authorize({
+        client_id: f.other.uid,
+        redirect_uri: 'https://other.example/cb',
+        response_type: 'code',
+        state: 'd1',
+      }),
+    )
+    const res = await browser.request('/oauth/authorize', {
+      form: { ...formFields(await page.text()), decision: 'deny' },
+    })
     expect(res.status).toBe(303)
     const p = errorOf(res.headers.get('location'))
     expect(p.get('error')).toBe('access_denied')
@@ -191,8 +230,17 @@ describe('RFC 6749 4.1.2 / RFC 9207: the response carries code, state and iss; d
 
   it('deny for response_type=token: access_denied in the fragment', async () => {
     const browser = await signedIn()
-    const page = await browser.request(authorize({ client_id: f.other.uid, redirect_uri: 'https://other.example/cb', response_type: 'token', state: 'd2' }))
-    const res = await browser.request('/oauth/authorize', { form: { ...formFields(await page.text()), decision: 'deny' } })
+    const page = await browser.request(
+      authorize({
+        client_id: f.other.uid,
+        redirect_uri: 'https://other.example/cb',
+        response_type: 'token',
+        state: 'd2',
+      }),
+    )
+    const res = await browser.request('/oauth/authorize', {
+      form: { ...formFields(await page.text()), decision: 'deny' },
+    })
     expect(errorOf(res.headers.get('location'), true).get('error')).toBe('access_denied')
   })
 
@@ -204,7 +252,9 @@ describe('RFC 6749 4.1.2 / RFC 9207: the response carries code, state and iss; d
       trusted: true,
     })
     const browser = await signedIn()
-    const res = await browser.request(authorize({ client_id: application.uid, redirect_uri: CB, response_type: 'code' }))
+    const res = await browser.request(
+      authorize({ client_id: application.uid, redirect_uri: CB, response_type: 'code' }),
+    )
     expect(res.status).toBe(302)
     expect(errorOf(res.headers.get('location')).get('code')).toMatch(/^cmpc_/)
   })
@@ -231,7 +281,10 @@ describe('RFC 9700 4.16 / 4.4: pages resist framing, CSRF and open redirects', (
     expect(cookie).toMatch(/HttpOnly/)
     expect(cookie).toMatch(/SameSite=Lax/)
     expect(cookie).not.toMatch(/Secure/)
-    const app = await buildApp({ database: server.database as never, settings: defaultSettings({ issuer: 'https://auth.example' }) })
+    const app = await buildApp({
+      database: server.database as never,
+      settings: defaultSettings({ issuer: 'https://auth.example' }),
+    })
     const secure = await app.inject('/users/sign_in')
     await app.close()
     expect(String(secure.headers['set-cookie'])).toMatch(/^__Host-campus_session=.*Secure/)
@@ -247,9 +300,13 @@ describe('RFC 9700 4.16 / 4.4: pages resist framing, CSRF and open redirects', (
 
   it('a consent POST with a wrong CSRF token is refused with 403 and redirects nowhere', async () => {
     const browser = await signedIn()
-    const page = await browser.request(authorize({ client_id: f.other.uid, redirect_uri: 'https://other.example/cb', response_type: 'code' }))
+    const page = await browser.request(
+      authorize({ client_id: f.other.uid, redirect_uri: 'https://other.example/cb', response_type: 'code' }),
+    )
     const fields = formFields(await page.text())
-    const res = await browser.request('/oauth/authorize', { form: { ...fields, csrf_token: 'forged', decision: 'approve' } })
+    const res = await browser.request('/oauth/authorize', {
+      form: { ...fields, csrf_token: 'forged', decision: 'approve' },
+    })
     expect(res.status).toBe(403)
     expect(res.headers.get('location')).toBeNull()
   })
@@ -257,7 +314,9 @@ describe('RFC 9700 4.16 / 4.4: pages resist framing, CSRF and open redirects', (
   it('return_to cannot leave the server after sign-in', async () => {
     const browser = new Browser(server.url)
     const fields = formFields(await (await browser.request('/users/sign_in')).text())
-    const res = await browser.request('/users/sign_in', { form: { ...fields, ...alice, return_to: 'https://evil.example/' } })
+    const res = await browser.request('/users/sign_in', {
+      form: { ...fields, ...alice, return_to: 'https://evil.example/' },
+    })
     expect(res.status).toBe(303)
     expect(res.headers.get('location')).toBe('/profile')
   })
@@ -265,7 +324,9 @@ describe('RFC 9700 4.16 / 4.4: pages resist framing, CSRF and open redirects', (
   it('a wrong password goes back to the form with 303 and an error', async () => {
     const browser = new Browser(server.url)
     const fields = formFields(await (await browser.request('/users/sign_in')).text())
-    const res = await browser.request('/users/sign_in', { form: { ...fields, username: 'alice', password: 'nope nope' } })
+    const res = await browser.request('/users/sign_in', {
+      form: { ...fields, username: 'alice', password: 'nope nope' },
+    })
     expect(res.status).toBe(303)
     expect(res.headers.get('location')).toMatch(/^\/users\/sign_in\?.*error=invalid/)
   })
@@ -275,7 +336,9 @@ describe('RFC 6238: two-factor sign-in', () => {
   it('asks for the TOTP code after the password, refuses a wrong code and a reused code', async () => {
     const browser = new Browser(server.url)
     const fields = formFields(await (await browser.request('/users/sign_in')).text())
-    const afterPassword = await browser.request('/users/sign_in', { form: { ...fields, username: 'bob', password: PASSWORD } })
+    const afterPassword = await browser.request('/users/sign_in', {
+      form: { ...fields, username: 'bob', password: PASSWORD },
+    })
     expect(afterPassword.status).toBe(303)
     expect(afterPassword.headers.get('location')).toMatch(/^\/users\/two_factor/)
     // not signed in yet: the authorization endpoint still sends to sign-in
@@ -284,7 +347,9 @@ describe('RFC 6238: two-factor sign-in', () => {
 
     const otpPage = await browser.request('/users/two_factor?return_to=/profile')
     const otpFields = formFields(await otpPage.text())
-    const wrong = await browser.request('/users/two_factor', { form: { ...otpFields, otp_attempt: '000000' === totp(f.bob.otpSecret) ? '111111' : '000000' } })
+    const wrong = await browser.request('/users/two_factor', {
+      form: { ...otpFields, otp_attempt: '000000' === totp(f.bob.otpSecret) ? '111111' : '000000' },
+    })
     expect(wrong.status).toBe(303)
     expect(wrong.headers.get('location')).toMatch(/error=otp/)
     const code = totp(f.bob.otpSecret)

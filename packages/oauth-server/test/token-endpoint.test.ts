@@ -64,7 +64,7 @@ describe('RFC 6749 5.2 error response', () => {
       body: JSON.stringify({ grant_type: 'password', username: 'alice', password: PASSWORD }),
     })
     expect(res.status).toBe(400)
-    expect((await res.json()).error).toBe('invalid_request')
+    expect(((await res.json()) as { error: string }).error).toBe('invalid_request')
   })
 
   it('unsupported_grant_type: unknown grant', async () => {
@@ -74,14 +74,22 @@ describe('RFC 6749 5.2 error response', () => {
   })
 
   it('invalid_client: unknown client, 401 with a Basic challenge when Basic was used', async () => {
-    const res = await token({ grant_type: 'refresh_token', refresh_token: 'x' }, { authorization: basic('nobody', 'x') })
+    const res = await token(
+      { grant_type: 'refresh_token', refresh_token: 'x' },
+      { authorization: basic('nobody', 'x') },
+    )
     expect(res.status).toBe(401)
     expect(res.body.error).toBe('invalid_client')
     expect(res.headers.get('www-authenticate')).toMatch(/^Basic /)
   })
 
   it('invalid_client: wrong secret, and a confidential client without its secret', async () => {
-    const wrong = await token({ grant_type: 'refresh_token', refresh_token: 'x', client_id: f.web.uid, client_secret: 'cmps_wrong' })
+    const wrong = await token({
+      grant_type: 'refresh_token',
+      refresh_token: 'x',
+      client_id: f.web.uid,
+      client_secret: 'cmps_wrong',
+    })
     expect(wrong.status).toBe(401)
     expect(wrong.body.error).toBe('invalid_client')
     expect(wrong.headers.get('www-authenticate')).toBeNull()
@@ -165,7 +173,10 @@ describe('RFC 6749 4.1.3 / RFC 9700 4.5: the code is bound, short-lived and sing
 
   it('invalid_request: redirect_uri missing', async () => {
     const code = await issueCode(server, { client: f.web, userId: f.alice.id, redirectUri: CB })
-    const res = await token({ grant_type: 'authorization_code', code }, { authorization: basic(f.web.uid, f.web.secret) })
+    const res = await token(
+      { grant_type: 'authorization_code', code },
+      { authorization: basic(f.web.uid, f.web.secret) },
+    )
     expect(res.status).toBe(400)
     expect(res.body.error).toBe('invalid_request')
   })
@@ -194,7 +205,10 @@ describe('RFC 6749 4.1.3 / RFC 9700 4.5: the code is bound, short-lived and sing
     expect(replay.status).toBe(400)
     expect(replay.body.error).toBe('invalid_grant')
     expect((await apiUser(first.body.access_token as string)).status).toBe(401)
-    const refresh = await token({ grant_type: 'refresh_token', refresh_token: first.body.refresh_token as string }, auth)
+    const refresh = await token(
+      { grant_type: 'refresh_token', refresh_token: first.body.refresh_token as string },
+      auth,
+    )
     expect(refresh.body.error).toBe('invalid_grant')
   })
 
@@ -212,14 +226,29 @@ describe('RFC 7636 4.6 PKCE at the token endpoint', () => {
   const verifier = 'v'.repeat(20) + 'erifier-with-enough-length-1234567890'
 
   it('invalid_grant: a challenge was sent but no verifier comes', async () => {
-    const code = await issueCode(server, { client: f.spa, userId: f.alice.id, redirectUri: 'https://spa.example/cb', codeChallenge: s256(verifier) })
-    const res = await token({ grant_type: 'authorization_code', code, redirect_uri: 'https://spa.example/cb', client_id: f.spa.uid })
+    const code = await issueCode(server, {
+      client: f.spa,
+      userId: f.alice.id,
+      redirectUri: 'https://spa.example/cb',
+      codeChallenge: s256(verifier),
+    })
+    const res = await token({
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: 'https://spa.example/cb',
+      client_id: f.spa.uid,
+    })
     expect(res.status).toBe(400)
     expect(res.body.error).toBe('invalid_grant')
   })
 
   it('invalid_grant: the verifier does not match', async () => {
-    const code = await issueCode(server, { client: f.spa, userId: f.alice.id, redirectUri: 'https://spa.example/cb', codeChallenge: s256(verifier) })
+    const code = await issueCode(server, {
+      client: f.spa,
+      userId: f.alice.id,
+      redirectUri: 'https://spa.example/cb',
+      codeChallenge: s256(verifier),
+    })
     const res = await token({
       grant_type: 'authorization_code',
       code,
@@ -242,23 +271,53 @@ describe('RFC 7636 4.6 PKCE at the token endpoint', () => {
   })
 
   it('invalid_request: a malformed verifier', async () => {
-    const code = await issueCode(server, { client: f.spa, userId: f.alice.id, redirectUri: 'https://spa.example/cb', codeChallenge: s256(verifier) })
-    const res = await token({ grant_type: 'authorization_code', code, redirect_uri: 'https://spa.example/cb', client_id: f.spa.uid, code_verifier: 'short' })
+    const code = await issueCode(server, {
+      client: f.spa,
+      userId: f.alice.id,
+      redirectUri: 'https://spa.example/cb',
+      codeChallenge: s256(verifier),
+    })
+    const res = await token({
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: 'https://spa.example/cb',
+      client_id: f.spa.uid,
+      code_verifier: 'short',
+    })
     expect(res.status).toBe(400)
     expect(res.body.error).toBe('invalid_request')
   })
 
   it('the matching verifier is accepted', async () => {
-    const code = await issueCode(server, { client: f.spa, userId: f.alice.id, redirectUri: 'https://spa.example/cb', codeChallenge: s256(verifier) })
-    const res = await token({ grant_type: 'authorization_code', code, redirect_uri: 'https://spa.example/cb', client_id: f.spa.uid, code_verifier: verifier })
+    const code = await issueCode(server, {
+      client: f.spa,
+      userId: f.alice.id,
+      redirectUri: 'https://spa.example/cb',
+      codeChallenge: s256(verifier),
+    })
+    const res = await token({
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: 'https://spa.example/cb',
+      client_id: f.spa.uid,
+      code_verifier: verifier,
+    })
     expect(res.status).toBe(200)
   })
 })
 
 describe('RFC 6749 6 / RFC 9700 4.14.2: refresh tokens rotate; reuse revokes the family', () => {
   async function pair() {
-    const code = await issueCode(server, { client: f.web, userId: f.alice.id, redirectUri: CB, scopes: ['api', 'read_user'] })
-    const res = await token({ grant_type: 'authorization_code', code, redirect_uri: CB }, { authorization: basic(f.web.uid, f.web.secret) })
+    const code = await issueCode(server, {
+      client: f.web,
+      userId: f.alice.id,
+      redirectUri: CB,
+      scopes: ['api', 'read_user'],
+    })
+    const res = await token(
+      { grant_type: 'authorization_code', code, redirect_uri: CB },
+      { authorization: basic(f.web.uid, f.web.secret) },
+    )
     return res.body as { access_token: string; refresh_token: string }
   }
   const auth = () => ({ authorization: basic(f.web.uid, f.web.secret) })
@@ -288,7 +347,10 @@ describe('RFC 6749 6 / RFC 9700 4.14.2: refresh tokens rotate; reuse revokes the
     expect(reuse.status).toBe(400)
     expect(reuse.body.error).toBe('invalid_grant')
     expect((await apiUser(second.body.access_token as string)).status).toBe(401)
-    const third = await token({ grant_type: 'refresh_token', refresh_token: second.body.refresh_token as string }, auth())
+    const third = await token(
+      { grant_type: 'refresh_token', refresh_token: second.body.refresh_token as string },
+      auth(),
+    )
     expect(third.body.error).toBe('invalid_grant')
   })
 
@@ -306,10 +368,16 @@ describe('RFC 6749 6 / RFC 9700 4.14.2: refresh tokens rotate; reuse revokes the
 
   it('scope may narrow (6) but not widen: invalid_scope', async () => {
     const first = await pair()
-    const wide = await token({ grant_type: 'refresh_token', refresh_token: first.refresh_token, scope: 'api read_api' }, auth())
+    const wide = await token(
+      { grant_type: 'refresh_token', refresh_token: first.refresh_token, scope: 'api read_api' },
+      auth(),
+    )
     expect(wide.status).toBe(400)
     expect(wide.body.error).toBe('invalid_scope')
-    const narrow = await token({ grant_type: 'refresh_token', refresh_token: first.refresh_token, scope: 'read_user' }, auth())
+    const narrow = await token(
+      { grant_type: 'refresh_token', refresh_token: first.refresh_token, scope: 'read_user' },
+      auth(),
+    )
     expect(narrow.status).toBe(200)
     expect(narrow.body.scope).toBe('read_user')
   })
@@ -341,7 +409,13 @@ describe('RFC 6749 4.3 password grant', () => {
   })
 
   it('no refresh token in the response', async () => {
-    const res = await token({ grant_type: 'password', username: 'alice', password: PASSWORD, client_id: f.web.uid, client_secret: f.web.secret })
+    const res = await token({
+      grant_type: 'password',
+      username: 'alice',
+      password: PASSWORD,
+      client_id: f.web.uid,
+      client_secret: f.web.secret,
+    })
     expect(res.status).toBe(200)
     expect(res.body.refresh_token).toBeUndefined()
   })
@@ -366,7 +440,11 @@ describe('server switches and throttling', () => {
 
   it('failed password grants are throttled per account, then per IP: 429 with Retry-After', async () => {
     const settings = defaultSettings({ throttle: { accountLimit: 3, ipLimit: 5, windowSeconds: 60 } })
-    const app = await buildApp({ database: server.database as never, settings, throttle: memoryThrottle(settings.throttle) })
+    const app = await buildApp({
+      database: server.database as never,
+      settings,
+      throttle: memoryThrottle(settings.throttle),
+    })
     const attempt = (username: string, password: string) =>
       app.inject({
         method: 'POST',
