@@ -17,6 +17,7 @@ import { signInRoutes } from './routes/sign-in.ts'
 import { tokenRoutes } from './routes/token.ts'
 import { tokenInfoRoutes } from './routes/token-info.ts'
 import { createThrottle, type Throttle } from './throttle.ts'
+import { TokenCache } from './token-cache.ts'
 
 export interface OAuthAppOptions {
   database: Database<unknown>
@@ -33,7 +34,12 @@ export async function buildApp(options: OAuthAppOptions): Promise<FastifyInstanc
   ).withTypeProvider<TypeBoxTypeProvider>()
   const settings = options.settings ?? defaultSettings()
   const throttle = options.throttle ?? createThrottle(settings.throttle, settings.redisUrl)
-  const context: ServerContext = { db: options.database.db as unknown as Kysely<OAuthDB>, settings, throttle }
+  const context: ServerContext = {
+    db: options.database.db as unknown as Kysely<OAuthDB>,
+    settings,
+    throttle,
+    tokenCache: new TokenCache(settings.tokenCacheSeconds),
+  }
   app.addHook('onClose', async () => throttle.close())
 
   await registerPlatform(app, {

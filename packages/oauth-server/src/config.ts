@@ -24,6 +24,13 @@ export const OAuthConfigSchema = Type.Object({
   OAUTH_THROTTLE_ACCOUNT_LIMIT: Type.Integer({ minimum: 1, default: 10, description: 'Failed sign-ins per account' }),
   OAUTH_THROTTLE_IP_LIMIT: Type.Integer({ minimum: 1, default: 50, description: 'Failed sign-ins per client IP' }),
   OAUTH_THROTTLE_WINDOW_SECONDS: Type.Integer({ minimum: 1, default: 900, description: 'Throttling window' }),
+  OAUTH_TOKEN_CACHE_SECONDS: Type.Integer({
+    minimum: 0,
+    maximum: 60,
+    default: 2,
+    description:
+      'How long an instance may reuse an access-token lookup (0 = never); bounds how late another instance sees a revocation',
+  }),
 })
 
 export type OAuthConfig = Static<typeof OAuthConfigSchema>
@@ -39,6 +46,7 @@ export interface OAuthSettings {
   pkcePlain: boolean
   throttle: { accountLimit: number; ipLimit: number; windowSeconds: number }
   redisUrl?: string | undefined
+  tokenCacheSeconds: number
 }
 
 export function settingsFromConfig(config: OAuthConfig): OAuthSettings {
@@ -53,6 +61,7 @@ export function settingsFromConfig(config: OAuthConfig): OAuthSettings {
       windowSeconds: config.OAUTH_THROTTLE_WINDOW_SECONDS,
     },
     redisUrl: config.REDIS_URL,
+    tokenCacheSeconds: config.OAUTH_TOKEN_CACHE_SECONDS,
   }
 }
 
@@ -63,6 +72,7 @@ export function defaultSettings(overrides: Partial<OAuthSettings> = {}): OAuthSe
     passwordGrant: true,
     pkcePlain: false,
     throttle: { accountLimit: 10, ipLimit: 50, windowSeconds: 900 },
+    tokenCacheSeconds: 2,
     ...overrides,
   }
 }

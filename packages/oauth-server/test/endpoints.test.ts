@@ -37,6 +37,8 @@ const webAuth = () => ({ authorization: basic(f.web.uid, f.web.secret) })
 describe('RFC 7009 token revocation', () => {
   it('2.2: revoking an access token answers 200 {} and the token stops working', async () => {
     const t = await tokensFor()
+    // in use (and cached) before the revocation: the revocation still takes effect at once
+    expect(await apiStatus(t.access_token)).toBe(200)
     const res = await postForm(server.url, '/oauth/revoke', { token: t.access_token }, webAuth())
     expect(res.status).toBe(200)
     expect(res.body).toEqual({})
@@ -44,6 +46,7 @@ describe('RFC 7009 token revocation', () => {
   })
   it('2.1: revoking a refresh token revokes its whole grant', async () => {
     const t = await tokensFor()
+    expect(await apiStatus(t.access_token)).toBe(200)
     const res = await postForm(
       server.url,
       '/oauth/revoke',

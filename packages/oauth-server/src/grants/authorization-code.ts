@@ -11,7 +11,7 @@ export const authorizationCodeGrant: GrantHandler = {
   parameters: ['code', 'redirect_uri', 'code_verifier'],
   clientRequired: true,
 
-  async handle({ db }, { params, client }) {
+  async handle({ db, tokenCache }, { params, client }) {
     const code = requireParam(params, 'code')
     const redirectUri = requireParam(params, 'redirect_uri')
     const verifier = params.code_verifier
@@ -23,6 +23,7 @@ export const authorizationCodeGrant: GrantHandler = {
     if (row.consumed_at) {
       // a second redemption means the code leaked: nothing issued from it stays valid
       await revokeGrant(db, row.grant_id)
+      tokenCache.clear()
       throw new InvalidGrant(INVALID_GRANT_MESSAGE)
     }
     if (row.expired || row.redirect_uri !== redirectUri) throw new InvalidGrant(INVALID_GRANT_MESSAGE)
@@ -48,6 +49,7 @@ export const authorizationCodeGrant: GrantHandler = {
     if (!result) {
       // lost a concurrent redemption: the winner has committed, so its tokens are revoked too
       await revokeGrant(db, row.grant_id)
+      tokenCache.clear()
       throw new InvalidGrant(INVALID_GRANT_MESSAGE)
     }
     return result

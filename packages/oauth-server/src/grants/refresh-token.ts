@@ -10,7 +10,7 @@ export const refreshTokenGrant: GrantHandler = {
   parameters: ['refresh_token', 'scope'],
   clientRequired: true,
 
-  async handle({ db }, { params, client }) {
+  async handle({ db, tokenCache }, { params, client }) {
     const presented = requireParam(params, 'refresh_token')
     const token = await findRefreshToken(db, digest(presented))
     if (!token || token.revoked_at || token.application_id !== (client?.id ?? null)) {
@@ -19,6 +19,7 @@ export const refreshTokenGrant: GrantHandler = {
     if (token.rotated_at) {
       // reuse of a rotated token: someone else holds this family; end it
       await revokeGrant(db, token.grant_id)
+      tokenCache.clear()
       throw new InvalidGrant(INVALID_GRANT_MESSAGE)
     }
     let scopes = token.scopes
@@ -40,8 +41,10 @@ export const refreshTokenGrant: GrantHandler = {
         refresh: true,
       })
     })
+    tokenCache.clear()
     if (!result) {
       await revokeGrant(db, token.grant_id)
+      tokenCache.clear()
       throw new InvalidGrant(INVALID_GRANT_MESSAGE)
     }
     return result

@@ -61,11 +61,18 @@ export async function authenticate(request: FastifyRequest, context: ServerConte
     await touchPersonalAccessToken(context.db, pat.id)
     principal = { user, scopes: pat.scopes, kind: 'personal_access_token' }
   } else {
-    const row = await findAccessTokenWithUser(context.db, digest(presented.token))
-    if (!row) throw new InvalidToken(TOKEN_INVALID)
-    if (row.revoked_at) throw new InvalidToken(TOKEN_REVOKED)
-    if (row.expires_in <= 0) throw new InvalidToken(TOKEN_EXPIRED)
-    principal = { user: row.user, scopes: row.scopes, kind: 'oauth' }
+    const key = digest(presented.token)
+    const cacheKey = key.toString('base64')
+    let cached = context.tokenCache.get(cacheKey)
+    if (!cached) {
+      const row = await findAccessTokenWithUser(context.db, key)
+      if (!row) throw new InvalidToken(TOKEN_INVALID)
+      if (row.revoked_at) throw new InvalidToken(TOKEN_REVOKED)
+      context.tokenCache.set(cacheKey, row)
+      cached = { row, expiresIn: row.expires_in }
+    }
+    if (cached.expiresIn <= 0) throw new InvalidToken(TOKEN_EXPIRED)
+    principal = { user: cached.row.user, scopes: cached.row.scopes, kind: 'oauth' }
   }
   if (principal.user.locked) throw new ApiError(403, '403 Forbidden - Your account has been blocked.')
   return principal

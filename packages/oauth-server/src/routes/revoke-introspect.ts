@@ -79,6 +79,7 @@ export function revokeIntrospectRoutes(app: OAuthApp, context: ServerContext): v
       }
       if ('grant_id' in found) await revokeGrant(db, found.grant_id)
       else await revokeAccessToken(db, found.id)
+      context.tokenCache.clear()
       return {}
     },
   )

@@ -76,6 +76,7 @@ export function apiRoutes(app: OAuthApp, context: ServerContext): void {
       )
       if (changes.name === '') throw new ApiError(400, '400 Bad request - name is empty')
       const user = await updateProfile(context.db, principal.user.id, changes)
+      context.tokenCache.clear()
       if (!user) throw new ApiError(404, '404 User Not Found')
       return currentUser(user)
     },
