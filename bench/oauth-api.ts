@@ -5,7 +5,7 @@
  *
  *   node --experimental-strip-types bench/oauth-api.ts      (BENCH_SECONDS=10 by default)
  */
-import { cannon, DATABASE_URL, load, row, startChild, stopChild } from './oauth-support.ts'
+import { cannon, DATABASE_URL, load, row, startChild, stopChild, throughput } from './oauth-support.ts'
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 12)
 // alternating rounds even out the noise of a shared machine
@@ -104,7 +104,7 @@ async function main(): Promise<void> {
     }
     for (const [name, result] of results) console.log(row(name, result))
     const avg = (prefix: string) => {
-      const picked = results.filter(([n]) => n.startsWith(prefix)).map(([, r]) => r.requests.average)
+      const picked = results.filter(([n]) => n.startsWith(prefix)).map(([, r]) => throughput(r))
       return picked.reduce((a, b) => a + b, 0) / picked.length
     }
     const ratio = avg('GET') / avg('bare')

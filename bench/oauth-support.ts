@@ -72,7 +72,10 @@ export async function stopChild(child: ChildProcess): Promise<void> {
   await exited
 }
 
+/** Requests per second over the whole run (autocannon's per-second average is coarse on short runs). */
+export const throughput = (result: CannonResult): number => result.requests.total / result.duration
+
 export function row(name: string, result: CannonResult): string {
-  const rps = result.requests.average.toFixed(0).padStart(8)
+  const rps = throughput(result).toFixed(0).padStart(8)
   return `${name.padEnd(44)} ${rps} req/s  p50 ${String(result.latency.p50).padStart(4)} ms  p99 ${String(result.latency.p99).padStart(4)} ms  non-2xx ${result.non2xx}  errors ${result.errors}`
 }

@@ -17,7 +17,7 @@ import { signInRoutes } from './routes/sign-in.ts'
 import { tokenRoutes } from './routes/token.ts'
 import { tokenInfoRoutes } from './routes/token-info.ts'
 import { createThrottle, type Throttle } from './throttle.ts'
-import { TokenCache } from './token-cache.ts'
+import { TtlCache } from './token-cache.ts'
 
 export interface OAuthAppOptions {
   database: Database<unknown>
@@ -38,7 +38,8 @@ export async function buildApp(options: OAuthAppOptions): Promise<FastifyInstanc
     db: options.database.db as unknown as Kysely<OAuthDB>,
     settings,
     throttle,
-    tokenCache: new TokenCache(settings.tokenCacheSeconds),
+    tokenCache: new TtlCache(settings.tokenCacheSeconds),
+    clientCache: new TtlCache(settings.tokenCacheSeconds, 1000),
   }
   app.addHook('onClose', async () => throttle.close())
 

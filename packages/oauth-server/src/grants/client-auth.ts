@@ -1,5 +1,5 @@
-import type { Kysely } from 'kysely'
-import type { Application, OAuthDB } from '../db/schema.ts'
+import type { ServerContext } from '../context.ts'
+import type { Application } from '../db/schema.ts'
 import { matchesDigest } from '../domain/secrets.ts'
 import { InvalidClient, InvalidRequest } from '../errors.ts'
 import { findApplicationByUid } from '../repositories/applications.ts'
@@ -58,15 +58,22 @@ export function readClientCredentials(
  * The authenticated client: a confidential client proves its secret (compared as digests, in
  * constant time); a public client only names itself and must not send a secret.
  */
-export async function authenticateClient(db: Kysely<OAuthDB>, credentials: ClientCredentials): Promise<Application> {
+export async function authenticateClient(
+  context: Pick<ServerContext, 'db' | 'clientCache'>,
+  credentials: ClientCredentials,
+): Promise<Application> {
   const basic = credentials.method === 'client_secret_basic'
   const failed = () =>
     new InvalidClient(
       'Client authentication failed due to unknown client, no client authentication included, or unsupported authentication method.',
       basic,
     )
-  const application = await findApplicationByUid(db, credentials.clientId)
-  if (!application) throw failed()
+  let application = context.clientCache.get(credentials.clientId)
+  if (!application) {
+    application = await findApplicationByUid(context.db, credentials.clientId)
+    if (!application) throw failed()
+    context.clientCache.set(credentials.clientId, application)
+  }
   if (application.confidential) {
     if (credentials.secret === undefined || !matchesDigest(credentials.secret, application.secret_digest))
       throw failed()

@@ -18,28 +18,43 @@ export interface TokenResponse {
 
 export const newGrantId = (): string => randomUUID()
 
+/** New token strings; only their digests are stored. */
+export function newTokenValues(refresh: boolean): { accessToken: string; refreshToken: string | undefined } {
+  return {
+    accessToken: generateSecret('accessToken'),
+    refreshToken: refresh ? generateSecret('refreshToken') : undefined,
+  }
+}
+
+export function tokenResponse(
+  values: { accessToken: string; refreshToken: string | undefined },
+  scopes: string[],
+  createdAt: Date,
+): TokenResponse {
+  return {
+    access_token: values.accessToken,
+    token_type: 'Bearer',
+    expires_in: ACCESS_TOKEN_TTL,
+    ...(values.refreshToken ? { refresh_token: values.refreshToken } : {}),
+    scope: formatScope(scopes),
+    created_at: Math.floor(createdAt.getTime() / 1000),
+  }
+}
+
 /** Issues an access token, and a refresh token when asked, inside the caller's transaction. */
 export async function issueTokens(
   db: Kysely<OAuthDB> | Transaction<OAuthDB>,
   grant: { applicationId: number | null; userId: number; scopes: string[]; grantId: string; refresh: boolean },
 ): Promise<TokenResponse> {
-  const accessToken = generateSecret('accessToken')
-  const refreshToken = grant.refresh ? generateSecret('refreshToken') : undefined
+  const values = newTokenValues(grant.refresh)
   const createdAt = await insertTokenPair(db, {
-    accessDigest: digest(accessToken),
-    refreshDigest: refreshToken ? digest(refreshToken) : null,
+    accessDigest: digest(values.accessToken),
+    refreshDigest: values.refreshToken ? digest(values.refreshToken) : null,
     applicationId: grant.applicationId,
     userId: grant.userId,
     scopes: grant.scopes,
     grantId: grant.grantId,
     ttlSeconds: ACCESS_TOKEN_TTL,
   })
-  return {
-    access_token: accessToken,
-    token_type: 'Bearer',
-    expires_in: ACCESS_TOKEN_TTL,
-    ...(refreshToken ? { refresh_token: refreshToken } : {}),
-    scope: formatScope(grant.scopes),
-    created_at: Math.floor(createdAt.getTime() / 1000),
-  }
+  return tokenResponse(values, grant.scopes, createdAt)
 }

@@ -10,7 +10,7 @@ import type { User } from '../db/schema.ts'
 import { digest, PREFIX } from '../domain/secrets.ts'
 import { ApiError, InsufficientScope, InvalidToken, Unauthenticated } from '../errors.ts'
 import { findPersonalAccessToken, touchPersonalAccessToken } from '../repositories/personal-access-tokens.ts'
-import { findAccessTokenWithUser } from '../repositories/tokens.ts'
+import { type BearerTokenRow, findAccessTokenWithUser } from '../repositories/tokens.ts'
 import { findUserById } from '../repositories/users.ts'
 
 export interface Principal {
@@ -22,6 +22,28 @@ export interface Principal {
 export const TOKEN_INVALID = 'The access token is invalid'
 export const TOKEN_EXPIRED = 'Token is expired. You can either do re-authorization or token refresh.'
 export const TOKEN_REVOKED = 'Token was revoked. You have to re-authorize from the user.'
+
+export const TOKEN_DESCRIPTIONS = { invalid: TOKEN_INVALID, revoked: TOKEN_REVOKED, expired: TOKEN_EXPIRED } as const
+
+export type TokenLookup =
+  | { status: 'active'; row: BearerTokenRow; expiresIn: number }
+  | { status: 'invalid' | 'revoked' | 'expired' }
+
+/** An OAuth access token's state, through the short-lived cache (only live tokens are cached). */
+export async function lookupAccessToken(context: ServerContext, token: string): Promise<TokenLookup> {
+  const key = digest(token)
+  const cacheKey = key.toString('base64')
+  let cached = context.tokenCache.get(cacheKey)
+  if (!cached) {
+    const row = await findAccessTokenWithUser(context.db, key)
+    if (!row) return { status: 'invalid' }
+    if (row.revoked_at) return { status: 'revoked' }
+    cached = { row, expiresAt: Date.now() + row.expires_in * 1000 }
+    context.tokenCache.set(cacheKey, cached)
+  }
+  const expiresIn = Math.floor((cached.expiresAt - Date.now()) / 1000)
+  return expiresIn > 0 ? { status: 'active', row: cached.row, expiresIn } : { status: 'expired' }
+}
 
 interface Presented {
   token: string
@@ -61,18 +83,9 @@ export async function authenticate(request: FastifyRequest, context: ServerConte
     await touchPersonalAccessToken(context.db, pat.id)
     principal = { user, scopes: pat.scopes, kind: 'personal_access_token' }
   } else {
-    const key = digest(presented.token)
-    const cacheKey = key.toString('base64')
-    let cached = context.tokenCache.get(cacheKey)
-    if (!cached) {
-      const row = await findAccessTokenWithUser(context.db, key)
-      if (!row) throw new InvalidToken(TOKEN_INVALID)
-      if (row.revoked_at) throw new InvalidToken(TOKEN_REVOKED)
-      context.tokenCache.set(cacheKey, row)
-      cached = { row, expiresIn: row.expires_in }
-    }
-    if (cached.expiresIn <= 0) throw new InvalidToken(TOKEN_EXPIRED)
-    principal = { user: cached.row.user, scopes: cached.row.scopes, kind: 'oauth' }
+    const lookup = await lookupAccessToken(context, presented.token)
+    if (lookup.status !== 'active') throw new InvalidToken(TOKEN_DESCRIPTIONS[lookup.status])
+    principal = { user: lookup.row.user, scopes: lookup.row.scopes, kind: 'oauth' }
   }
   if (principal.user.locked) throw new ApiError(403, '403 Forbidden - Your account has been blocked.')
   return principal

@@ -59,3 +59,54 @@ export async function consumeAuthorizationCode(db: Db, id: number): Promise<bool
     .executeTakeFirst()
   return row !== undefined
 }
+
+/**
+ * Redeems a code in one statement (one round trip, atomic): the update matches only an unused,
+ * unexpired code bound to this client, redirect URI and PKCE verifier, takes its row lock and
+ * inserts the tokens. Of two concurrent redemptions only one finds `consumed_at is null`.
+ * Returns the tokens' creation time and scopes, or undefined when nothing matched (the caller then finds out why).
+ */
+export async function redeemAuthorizationCode(
+  db: Db,
+  input: {
+    digest: Buffer
+    applicationId: number
+    redirectUri: string
+    /** the verifier as sent, and its S256 transform */
+    verifier: string | null
+    verifierS256: string | null
+    accessDigest: Buffer
+    refreshDigest: Buffer | null
+    ttlSeconds: number
+  },
+): Promise<{ createdAt: Date; scopes: string[] } | undefined> {
+  const result = await sql<{ created_at: Date; scopes: string[] }>`
+    with consumed as (
+      update authorization_codes set consumed_at = now()
+      where digest = ${input.digest}
+        and consumed_at is null
+        and expires_at > now()
+        and application_id = ${input.applicationId}
+        and redirect_uri = ${input.redirectUri}
+        and case
+          when code_challenge is null then ${input.verifier}::text is null
+          when code_challenge_method = 'S256' then code_challenge = ${input.verifierS256}::text
+          else code_challenge = ${input.verifier}::text
+        end
+      returning application_id, user_id, scopes, grant_id
+    ), access as (
+      insert into access_tokens (digest, application_id, user_id, scopes, grant_id, expires_at)
+      select ${input.accessDigest}, application_id, user_id, scopes, grant_id,
+             now() + make_interval(secs => ${input.ttlSeconds})
+      from consumed
+      returning id, created_at, application_id, user_id, scopes, grant_id
+    ), refresh as (
+      insert into refresh_tokens (digest, application_id, user_id, access_token_id, scopes, grant_id)
+      select ${input.refreshDigest}::bytea, application_id, user_id, id, scopes, grant_id
+      from access where ${input.refreshDigest}::bytea is not null
+      returning id
+    )
+    select created_at, scopes from access`.execute(db)
+  const row = result.rows[0]
+  return row ? { createdAt: row.created_at, scopes: row.scopes } : undefined
+}

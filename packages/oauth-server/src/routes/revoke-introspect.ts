@@ -5,6 +5,7 @@ import { formatScope } from '../domain/scopes.ts'
 import { digest } from '../domain/secrets.ts'
 import { InvalidClient, InvalidRequest, UnauthorizedClient } from '../errors.ts'
 import { authenticateClient, readClientCredentials } from '../grants/client-auth.ts'
+import { lookupAccessToken } from '../plugins/api-auth.ts'
 import { findAccessToken, findRefreshToken, revokeAccessToken, revokeGrant } from '../repositories/tokens.ts'
 import { findUserById } from '../repositories/users.ts'
 import { OAuthErrorResponses } from './schemas.ts'
@@ -26,7 +27,7 @@ type Body = Record<string, string | undefined>
 async function clientOf(context: ServerContext, authorization: string | undefined, body: Body) {
   const credentials = readClientCredentials(authorization, body)
   if (!credentials) throw new InvalidClient('Client authentication is required.')
-  return { client: await authenticateClient(context.db, credentials), credentials }
+  return { client: await authenticateClient(context, credentials), credentials }
 }
 
 function requireToken(body: Body): string {
@@ -108,25 +109,25 @@ export function revokeIntrospectRoutes(app: OAuthApp, context: ServerContext): v
           credentials.method === 'client_secret_basic',
         )
       }
-      const token = digest(requireToken(body))
+      const presented = requireToken(body)
       const iss = context.settings.issuer
-      const access = body.token_type_hint === 'refresh_token' ? undefined : await findAccessToken(db, token)
-      if (access) {
-        if (access.revoked_at || access.expires_in <= 0 || access.application_id !== client.id) return { active: false }
-        const user = await findUserById(db, access.user_id)
+      const access = body.token_type_hint === 'refresh_token' ? undefined : await lookupAccessToken(context, presented)
+      if (access && access.status !== 'invalid') {
+        if (access.status !== 'active' || access.row.application_id !== client.id) return { active: false }
+        const { row } = access
         return {
           active: true,
-          scope: formatScope(access.scopes),
+          scope: formatScope(row.scopes),
           client_id: client.uid,
-          ...(user ? { username: user.username } : {}),
+          username: row.user.username,
           token_type: 'Bearer',
-          exp: Math.floor(access.expires_at.getTime() / 1000),
-          iat: Math.floor(access.created_at.getTime() / 1000),
-          sub: String(access.user_id),
+          exp: Math.floor(row.expires_at.getTime() / 1000),
+          iat: Math.floor(row.token_created_at.getTime() / 1000),
+          sub: String(row.user.id),
           iss,
         }
       }
-      const refresh = await findRefreshToken(db, token)
+      const refresh = await findRefreshToken(db, digest(presented))
       if (!refresh || refresh.revoked_at || refresh.rotated_at || refresh.application_id !== client.id) {
         return { active: false }
       }

@@ -5,10 +5,8 @@
  */
 import Type from 'typebox'
 import type { ServerContext } from '../context.ts'
-import { digest } from '../domain/secrets.ts'
 import { InvalidToken } from '../errors.ts'
-import { TOKEN_EXPIRED, TOKEN_INVALID, TOKEN_REVOKED } from '../plugins/api-auth.ts'
-import { findAccessToken } from '../repositories/tokens.ts'
+import { lookupAccessToken, TOKEN_DESCRIPTIONS, TOKEN_INVALID } from '../plugins/api-auth.ts'
 import { OAuthErrorBody } from './schemas.ts'
 import { noStore } from './token.ts'
 import type { OAuthApp } from './types.ts'
@@ -45,18 +43,17 @@ export function tokenInfoRoutes(app: OAuthApp, context: ServerContext): void {
           ? authorization.slice(7).trim()
           : (request.query as Record<string, unknown>).access_token
       if (typeof token !== 'string' || token === '') throw new InvalidToken(TOKEN_INVALID)
-      const row = await findAccessToken(context.db, digest(token))
-      if (!row) throw new InvalidToken(TOKEN_INVALID)
-      if (row.revoked_at) throw new InvalidToken(TOKEN_REVOKED)
-      if (row.expires_in <= 0) throw new InvalidToken(TOKEN_EXPIRED)
+      const lookup = await lookupAccessToken(context, token)
+      if (lookup.status !== 'active') throw new InvalidToken(TOKEN_DESCRIPTIONS[lookup.status])
+      const { row, expiresIn } = lookup
       return {
-        resource_owner_id: row.user_id,
+        resource_owner_id: row.user.id,
         scope: row.scopes,
-        expires_in: row.expires_in,
+        expires_in: expiresIn,
         application: { uid: row.application_uid },
-        created_at: Math.floor(row.created_at.getTime() / 1000),
+        created_at: Math.floor(row.token_created_at.getTime() / 1000),
         scopes: row.scopes,
-        expires_in_seconds: row.expires_in,
+        expires_in_seconds: expiresIn,
       }
     },
   )

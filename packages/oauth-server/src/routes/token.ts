@@ -92,7 +92,7 @@ export function tokenRoutes(app: OAuthApp, context: ServerContext): void {
       const body = request.body as TokenBody
       const credentials = readClientCredentials(request.headers.authorization, body)
       const handler = selectGrant(context.settings, body.grant_type)
-      const client = credentials ? await authenticateClient(context.db, credentials) : undefined
+      const client = credentials ? await authenticateClient(context, credentials) : undefined
       if (handler.clientRequired && !client) {
         throw new InvalidClient('Client authentication failed: client_id is required for this grant.')
       }
