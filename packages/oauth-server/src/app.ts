@@ -9,6 +9,8 @@ import type { ServerContext } from './context.ts'
 import type { OAuthDB } from './db/schema.ts'
 import { oauthErrors } from './errors.ts'
 import { STYLESHEET, STYLESHEET_PATH } from './pages/layout.ts'
+import { deleteExpiredAuthorizationCodes } from './repositories/codes.ts'
+import { deleteExpiredSessions } from './repositories/sessions.ts'
 import { apiRoutes } from './routes/api/index.ts'
 import { authorizeRoutes } from './routes/authorize.ts'
 import { metadataRoutes } from './routes/metadata.ts'
@@ -18,6 +20,8 @@ import { tokenRoutes } from './routes/token.ts'
 import { tokenInfoRoutes } from './routes/token-info.ts'
 import { createThrottle, type Throttle } from './throttle.ts'
 import { TtlCache } from './token-cache.ts'
+
+const SWEEP_INTERVAL_MS = 10 * 60_000
 
 export interface OAuthAppOptions {
   database: Database<unknown>
@@ -42,6 +46,14 @@ export async function buildApp(options: OAuthAppOptions): Promise<FastifyInstanc
     clientCache: new TtlCache(settings.tokenCacheSeconds, 1000),
   }
   app.addHook('onClose', async () => throttle.close())
+  // expired sessions and codes are swept now and then; any instance may do it
+  const sweep = setInterval(() => {
+    deleteExpiredSessions(context.db)
+      .then(() => deleteExpiredAuthorizationCodes(context.db))
+      .catch((error: unknown) => app.log.warn({ err: error }, 'sweeping expired sessions and codes failed'))
+  }, SWEEP_INTERVAL_MS)
+  sweep.unref()
+  app.addHook('onClose', async () => clearInterval(sweep))
 
   await registerPlatform(app, {
     service: 'oauth-server',

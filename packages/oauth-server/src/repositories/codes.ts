@@ -45,19 +45,9 @@ export async function findAuthorizationCode(
     .executeTakeFirst()
 }
 
-/**
- * Marks a code used, atomically: of two concurrent redemptions only one gets `true`; the
- * other waits on the row lock and then finds it consumed.
- */
-export async function consumeAuthorizationCode(db: Db, id: number): Promise<boolean> {
-  const row = await db
-    .updateTable('authorization_codes')
-    .set({ consumed_at: sql<Date>`now()` })
-    .where('id', '=', id)
-    .where('consumed_at', 'is', null)
-    .returning('id')
-    .executeTakeFirst()
-  return row !== undefined
+/** Codes past their lifetime are of no use, consumed or not (replay detection ends with them). */
+export async function deleteExpiredAuthorizationCodes(db: Db): Promise<void> {
+  await db.deleteFrom('authorization_codes').where('expires_at', '<', sql<Date>`now() - interval '1 day'`).execute()
 }
 
 /**
