@@ -366,3 +366,25 @@ describe('RFC 6238: two-factor sign-in', () => {
     expect(replay.headers.get('location')).toMatch(/error=otp/)
   })
 })
+
+describe('throttled sign-in page (per account)', () => {
+  it('answers 429 with Retry-After once the account reached its limit, even with the right password', async () => {
+    const limited = await startServer({ throttle: { accountLimit: 2, ipLimit: 100, windowSeconds: 60 } })
+    try {
+      await seed(limited.db)
+      const browser = new Browser(limited.url)
+      const attempt = async (password: string) => {
+        const fields = formFields(await (await browser.request('/users/sign_in')).text())
+        return browser.request('/users/sign_in', { form: { ...fields, username: 'alice', password } })
+      }
+      expect((await attempt('wrong one')).status).toBe(303)
+      expect((await attempt('wrong two')).status).toBe(303)
+      const blocked = await attempt(PASSWORD)
+      expect(blocked.status).toBe(429)
+      expect(Number(blocked.headers.get('retry-after'))).toBeGreaterThan(0)
+      expect(blocked.headers.get('x-frame-options')).toBe('DENY')
+    } finally {
+      await limited.close()
+    }
+  })
+})
