@@ -3,6 +3,7 @@ import type { Kysely } from 'kysely'
 import type { Application, OAuthDB, User } from './db/schema.ts'
 import { redirectUriProblem } from './domain/redirect-uri.ts'
 import { isKnownScope, parseScope, SCOPES } from './domain/scopes.ts'
+import { OTP_PURPOSE, sealSecret } from './domain/secret-box.ts'
 import { digest, generateClientId, generateSecret } from './domain/secrets.ts'
 import { generateTotpSecret } from './domain/totp.ts'
 import { hashPassword } from './passwords.ts'
@@ -25,18 +26,28 @@ export interface CreatedUser {
 
 export async function createUser(
   db: Kysely<OAuthDB>,
-  input: { username: string; password: string; email?: string; name?: string; admin?: boolean; with2fa?: boolean },
+  input: {
+    username: string
+    password: string
+    email?: string
+    name?: string
+    admin?: boolean
+    with2fa?: boolean
+    /** seals the TOTP secret; required with `with2fa` */
+    secretKey?: Buffer
+  },
 ): Promise<CreatedUser> {
   if (!USERNAME.test(input.username)) throw new AdminError('username may hold letters, digits, _ . - only')
   if (input.password.length < 8) throw new AdminError('password must have at least 8 characters')
   if (await findUserByUsername(db, input.username)) throw new AdminError(`user ${input.username} already exists`)
+  if (input.with2fa && !input.secretKey) throw new AdminError('a secret key is needed to store a TOTP secret')
   const otpSecret = input.with2fa ? generateTotpSecret() : undefined
   const user = await insertUser(db, {
     username: input.username,
     email: input.email ?? null,
     name: input.name ?? input.username,
     password_hash: await hashPassword(input.password),
-    otp_secret: otpSecret ?? null,
+    otp_secret: otpSecret && input.secretKey ? sealSecret(input.secretKey, otpSecret, OTP_PURPOSE) : null,
     otp_last_step: null,
     admin: input.admin ?? false,
     confirmed_at: new Date(),

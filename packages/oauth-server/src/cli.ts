@@ -4,14 +4,14 @@ import { type ParseArgsOptionsConfig, parseArgs } from 'node:util'
 import { openServiceDatabase, runMain } from '@campus/shared'
 import type { Kysely } from 'kysely'
 import { AdminError, createApplication, createPersonalAccessToken, createUser, parseScopes } from './admin.ts'
-import { loadOAuthConfig, settingsFromConfig } from './config.ts'
+import { loadOAuthConfig, type OAuthSettings, settingsFromConfig } from './config.ts'
 import type { OAuthDB } from './db/schema.ts'
 import { s256 } from './domain/pkce.ts'
 import { otpauthUri } from './domain/totp.ts'
 import { countApplications } from './repositories/applications.ts'
 import { countUsers } from './repositories/users.ts'
 
-type Command = (db: Kysely<OAuthDB>, args: string[], issuer: string) => Promise<unknown>
+type Command = (db: Kysely<OAuthDB>, args: string[], settings: OAuthSettings) => Promise<unknown>
 
 type Flags = Record<string, string | boolean | string[] | boolean[] | undefined>
 
@@ -29,7 +29,7 @@ function required(value: unknown, name: string): string {
 }
 
 const commands: Record<string, Command> = {
-  'user:create': async (db, args, issuer) => {
+  'user:create': async (db, args, { issuer, secretKey }) => {
     const v = flags(args, {
       username: { type: 'string' },
       password: { type: 'string' },
@@ -45,6 +45,7 @@ const commands: Record<string, Command> = {
       name: v.name as string | undefined,
       admin: v.admin === true,
       with2fa: v['with-2fa'] === true,
+      secretKey,
     })
     return {
       id: user.id,
@@ -111,7 +112,7 @@ const commands: Record<string, Command> = {
     }
   },
 
-  demo: async (db, _args, issuer) => {
+  demo: async (db, _args, { issuer }) => {
     const redirectUri = 'http://127.0.0.1:8765/callback'
     if ((await countUsers(db)) > 0 || (await countApplications(db)) > 0) {
       return {
@@ -164,7 +165,7 @@ runMain(async () => {
     dataDir: config.DATA_DIR,
   })
   try {
-    const result = await command(database.db, args, settingsFromConfig(config).issuer)
+    const result = await command(database.db, args, settingsFromConfig(config))
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`)
   } finally {
     await database.close()

@@ -10,7 +10,7 @@ let f: Awaited<ReturnType<typeof seed>>
 
 beforeAll(async () => {
   server = await startServer()
-  f = await seed(server.db)
+  f = await seed(server.db, server.settings.secretKey)
 })
 afterAll(async () => {
   await server?.close()
@@ -371,7 +371,7 @@ describe('throttled sign-in page (per account)', () => {
   it('answers 429 with Retry-After once the account reached its limit, even with the right password', async () => {
     const limited = await startServer({ throttle: { accountLimit: 2, ipLimit: 100, windowSeconds: 60 } })
     try {
-      await seed(limited.db)
+      await seed(limited.db, limited.settings.secretKey)
       const browser = new Browser(limited.url)
       const attempt = async (password: string) => {
         const fields = formFields(await (await browser.request('/users/sign_in')).text())

@@ -8,7 +8,7 @@ let f: Awaited<ReturnType<typeof seed>>
 
 beforeAll(async () => {
   server = await startServer()
-  f = await seed(server.db)
+  f = await seed(server.db, server.settings.secretKey)
 })
 afterAll(async () => {
   await server?.close()

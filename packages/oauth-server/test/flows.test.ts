@@ -48,8 +48,8 @@ describe('OAuth 2.0 flows through oauth4webapi', () => {
 
   beforeAll(async () => {
     server = await startServer()
-    fixtures = await seed(server.db)
-    remember(PASSWORD, fixtures.web.secret, fixtures.other.secret)
+    fixtures = await seed(server.db, server.settings.secretKey)
+    remember(PASSWORD, fixtures.web.secret, fixtures.other.secret, fixtures.bob.otpSecret)
     const issuer = new URL(server.url)
     as = await oauth.processDiscoveryResponse(
       issuer,
@@ -229,7 +229,7 @@ describe('OAuth 2.0 flows through oauth4webapi', () => {
     expect((await callUserApi(tokens.access_token)).username).toBe('alice')
   })
 
-  it('a dump of every table after the flows holds no token, code, secret, password or session id', async () => {
+  it('a dump of every table after the flows holds no token, code, secret, TOTP seed, password or session id', async () => {
     expect(handled.size).toBeGreaterThan(15)
     const tables = await sql<{ table_name: string }>`
       select table_name from information_schema.tables

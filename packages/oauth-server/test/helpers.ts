@@ -50,14 +50,14 @@ export async function startServer(
 
 export const PASSWORD = 'correct horse battery'
 
-export async function seed(db: Kysely<OAuthDB>) {
+export async function seed(db: Kysely<OAuthDB>, secretKey: Buffer) {
   const alice = await createUser(db, {
     username: 'alice',
     password: PASSWORD,
     email: 'alice@example.org',
     name: 'Alice',
   })
-  const bob = await createUser(db, { username: 'bob', password: PASSWORD, with2fa: true, name: 'Bob' })
+  const bob = await createUser(db, { username: 'bob', password: PASSWORD, with2fa: true, name: 'Bob', secretKey })
   const web = await createApplication(db, {
     name: 'Web App',
     redirectUris: ['https://client.example/cb', 'http://127.0.0.1/loopback'],

@@ -1,11 +1,15 @@
 /** RFC 9700 / the security baseline: logs never hold tokens, codes, secrets or passwords. */
 import { type ChildProcess, spawn } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
 import { service } from '@campus/shared'
 import { createTestDatabase, type TestDatabase } from '@campus/shared/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { loadSecretKey } from '../src/config.ts'
 import type { OAuthDB } from '../src/db/schema.ts'
 import { authorizeInBrowser, Browser, basic, PASSWORD, postForm, seed } from './helpers.ts'
+
+const SECRET_KEY = randomBytes(32).toString('hex')
 
 describe('logs of a running server', () => {
   let database: TestDatabase<OAuthDB>
@@ -29,6 +33,7 @@ describe('logs of a running server', () => {
           OAUTH_PORT: '0',
           HOST: '127.0.0.1',
           LOG_LEVEL: 'trace',
+          OAUTH_SECRET_KEY: SECRET_KEY,
         },
         stdio: ['ignore', 'pipe', 'pipe'],
       },
@@ -55,7 +60,7 @@ describe('logs of a running server', () => {
   })
 
   it('hold none of the credentials of a code flow, a password grant and API calls', async () => {
-    const f = await seed(database.db)
+    const f = await seed(database.db, loadSecretKey({ OAUTH_SECRET_KEY: SECRET_KEY, DATA_DIR: '.data' }))
     const secrets: string[] = [PASSWORD, f.web.secret]
     // the issuer defaults to the configured port (0), so the flow is checked by its effects, not by iss
     const browser = new Browser(base)

@@ -16,7 +16,7 @@ const apiUser = (accessToken: string) =>
 
 beforeAll(async () => {
   server = await startServer()
-  f = await seed(server.db)
+  f = await seed(server.db, server.settings.secretKey)
 })
 afterAll(async () => {
   await server?.close()

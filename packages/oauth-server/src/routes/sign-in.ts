@@ -2,6 +2,7 @@
 import Type from 'typebox'
 import { signInPage, twoFactorPage } from '../authorization/pages.ts'
 import type { ServerContext } from '../context.ts'
+import { OTP_PURPOSE, openSecret } from '../domain/secret-box.ts'
 import { verifyTotp } from '../domain/totp.ts'
 import { sendErrorPage, sendPage } from '../pages/layout.ts'
 import { csrfToken, endSession, ensureSession, loadSession, startSession, validCsrf } from '../pages/session.ts'
@@ -169,7 +170,8 @@ export function signInRoutes(app: OAuthApp, context: ServerContext): void {
         reply.header('retry-after', String(wait))
         return sendErrorPage(reply, 429, 'Too many attempts', `Too many failed attempts. Try again in ${wait} seconds.`)
       }
-      const step = verifyTotp(user.otp_secret, (field(request.body, 'otp_attempt') ?? '').trim(), user.otp_last_step)
+      const seed = openSecret(context.settings.secretKey, user.otp_secret, OTP_PURPOSE)
+      const step = verifyTotp(seed, (field(request.body, 'otp_attempt') ?? '').trim(), user.otp_last_step)
       if (step === undefined || !(await claimOtpStep(db, user.id, step))) {
         await throttle.failed(user.username, request.ip)
         return reply.redirect(withReturn('/users/two_factor', returnTo, 'otp'), 303)

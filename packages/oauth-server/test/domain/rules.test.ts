@@ -95,3 +95,16 @@ describe('credentials at rest', () => {
     expect(matchesDigest(token, null)).toBe(false)
   })
 })
+
+describe('sealed TOTP secrets', () => {
+  it('open with the key and purpose that sealed them, and only those', async () => {
+    const { openSecret, sealSecret } = await import('../../src/domain/secret-box.ts')
+    const { randomBytes } = await import('node:crypto')
+    const key = randomBytes(32)
+    const sealed = sealSecret(key, 'JBSWY3DPEHPK3PXP', 'users.otp_secret')
+    expect(sealed).not.toContain('JBSWY3DPEHPK3PXP')
+    expect(openSecret(key, sealed, 'users.otp_secret')).toBe('JBSWY3DPEHPK3PXP')
+    expect(() => openSecret(randomBytes(32), sealed, 'users.otp_secret')).toThrow()
+    expect(() => openSecret(key, sealed, 'other')).toThrow()
+  })
+})
