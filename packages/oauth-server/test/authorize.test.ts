@@ -388,3 +388,24 @@ describe('throttled sign-in page (per account)', () => {
     }
   })
 })
+
+describe('RFC 6749 3.1.2: a registered redirect URI with a query keeps it', () => {
+  it('adds code, state and iss to the existing query', async () => {
+    const withQuery = 'https://client.example/cb?tenant=7'
+    const { application } = await createApplication(server.db, {
+      name: 'Query redirect',
+      redirectUris: [withQuery],
+      scopes: ['read_user'],
+      trusted: true,
+    })
+    const browser = await signedIn()
+    const res = await browser.request(
+      authorize({ client_id: application.uid, redirect_uri: withQuery, response_type: 'code', state: 'q' }),
+    )
+    const location = new URL(res.headers.get('location') as string)
+    expect(location.origin + location.pathname).toBe('https://client.example/cb')
+    expect(location.searchParams.get('tenant')).toBe('7')
+    expect(location.searchParams.get('code')).toMatch(/^cmpc_/)
+    expect(location.searchParams.get('state')).toBe('q')
+  })
+})

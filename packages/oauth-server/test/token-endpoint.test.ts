@@ -464,3 +464,44 @@ describe('server switches and throttling', () => {
     await app.close()
   })
 })
+
+describe('RFC 6749 2.3.1 client password', () => {
+  it('HTTP Basic credentials are form-urlencoded before base64: percent-escapes are decoded', async () => {
+    const { application, secret } = await createApplication(server.db, {
+      name: 'Basic',
+      redirectUris: [CB],
+      scopes: ['read_user'],
+    })
+    const code = await issueCode(server, { client: application, userId: f.alice.id, redirectUri: CB })
+    const res = await token(
+      { grant_type: 'authorization_code', code, redirect_uri: CB },
+      {
+        // every character escaped, as a client may legally send it
+        authorization: `Basic ${Buffer.from(
+          `${application.uid}:${[...(secret as string)].map((c) => `%${c.charCodeAt(0).toString(16).padStart(2, '0')}`).join('')}`,
+        ).toString('base64')}`,
+      },
+    )
+    expect(res.status).toBe(200)
+  })
+
+  it('invalid_client: a public client presenting a secret', async () => {
+    const res = await token({
+      grant_type: 'refresh_token',
+      refresh_token: 'x',
+      client_id: f.spa.uid,
+      client_secret: 'anything',
+    })
+    expect(res.status).toBe(401)
+    expect(res.body.error).toBe('invalid_client')
+  })
+
+  it('RFC 6749 3.2: unknown parameters are ignored', async () => {
+    const code = await issueCode(server, { client: f.web, userId: f.alice.id, redirectUri: CB })
+    const res = await token(
+      { grant_type: 'authorization_code', code, redirect_uri: CB, resource: 'x', extra: ['1', '2'] },
+      { authorization: basic(f.web.uid, f.web.secret) },
+    )
+    expect(res.status).toBe(200)
+  })
+})
