@@ -8,12 +8,14 @@ import { defaultSettings, type OAuthSettings } from './config.ts'
 import type { ServerContext } from './context.ts'
 import type { OAuthDB } from './db/schema.ts'
 import { oauthErrors } from './errors.ts'
+import { OpenIdKeys } from './openid.ts'
 import { STYLESHEET, STYLESHEET_PATH } from './pages/layout.ts'
 import { deleteExpiredAuthorizationCodes } from './repositories/codes.ts'
 import { deleteExpiredSessions } from './repositories/sessions.ts'
 import { apiRoutes } from './routes/api/index.ts'
 import { authorizeRoutes } from './routes/authorize.ts'
 import { metadataRoutes } from './routes/metadata.ts'
+import { openidRoutes } from './routes/openid.ts'
 import { revokeIntrospectRoutes } from './routes/revoke-introspect.ts'
 import { signInRoutes } from './routes/sign-in.ts'
 import { tokenRoutes } from './routes/token.ts'
@@ -44,6 +46,7 @@ export async function buildApp(options: OAuthAppOptions): Promise<FastifyInstanc
     throttle,
     tokenCache: new TtlCache(settings.tokenCacheSeconds),
     clientCache: new TtlCache(settings.tokenCacheSeconds, 1000),
+    openid: new OpenIdKeys(options.database.db as unknown as Kysely<OAuthDB>, settings.secretKey),
   }
   app.addHook('onClose', async () => throttle.close())
   // expired sessions and codes are swept now and then; any instance may do it
@@ -90,6 +93,7 @@ export async function buildApp(options: OAuthAppOptions): Promise<FastifyInstanc
       .send(STYLESHEET),
   )
   metadataRoutes(app, context)
+  openidRoutes(app, context)
   authorizeRoutes(app, context)
   signInRoutes(app, context)
   tokenRoutes(app, context)

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely'
 import type { OAuthSettings } from './config.ts'
 import type { Application, OAuthDB } from './db/schema.ts'
+import type { OpenIdKeys } from './openid.ts'
 import type { BearerTokenRow } from './repositories/tokens.ts'
 import type { Throttle } from './throttle.ts'
 import type { TtlCache } from './token-cache.ts'
@@ -14,6 +15,8 @@ export interface ServerContext {
   tokenCache: TtlCache<CachedToken>
   /** Applications by client_id (secrets are still verified on every request). */
   clientCache: TtlCache<Application>
+  /** id_token signing keys (OpenID Connect) */
+  openid: OpenIdKeys
 }
 
 /** A token lookup with the instant it expires (by the database clock at lookup time). */

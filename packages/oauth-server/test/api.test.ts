@@ -205,3 +205,23 @@ describe('GET /oauth/token/info (GitLab shape; RFC 6750 401 for bad tokens)', ()
     }
   })
 })
+
+describe('OpenID Connect Core 5.3 userinfo', () => {
+  it('needs the openid scope; releases profile and email claims only for their scopes', async () => {
+    const without = await get('/oauth/userinfo', bearer(await tokenWith(['read_user'])))
+    expect(without.statusCode).toBe(403)
+    expect(without.json()).toMatchObject({ error: 'insufficient_scope', scope: 'openid' })
+    const bare = (await get('/oauth/userinfo', bearer(await tokenWith(['openid'])))).json()
+    expect(bare).toEqual({ sub: String(f.alice.id) })
+    const full = (await get('/oauth/userinfo', bearer(await tokenWith(['openid', 'email'])))).json()
+    expect(full).toEqual({ sub: String(f.alice.id), email: 'alice@example.org' })
+  })
+
+  it('the JWKS publishes the signing key without its private part', async () => {
+    const res = await get('/oauth/discovery/keys')
+    const { keys } = res.json() as { keys: Array<Record<string, string>> }
+    expect(keys.length).toBeGreaterThan(0)
+    expect(keys[0]).toMatchObject({ kty: 'RSA', alg: 'RS256', use: 'sig' })
+    for (const key of keys) expect(key).not.toHaveProperty('d')
+  })
+})

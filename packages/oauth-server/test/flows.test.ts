@@ -229,6 +229,69 @@ describe('OAuth 2.0 flows through oauth4webapi', () => {
     expect((await callUserApi(tokens.access_token)).username).toBe('alice')
   })
 
+  it('OpenID Connect Core 3.1: code flow with openid returns a signed id_token; userinfo answers', async () => {
+    const issuer = new URL(server.url)
+    const oidc = await oauth.processDiscoveryResponse(
+      issuer,
+      await oauth.discoveryRequest(issuer, { algorithm: 'oidc', ...insecure }),
+    )
+    const client: oauth.Client = { client_id: fixtures.web.uid }
+    const state = oauth.generateRandomState()
+    const nonce = oauth.generateRandomNonce()
+    const verifier = oauth.generateRandomCodeVerifier()
+    const url = new URL(oidc.authorization_endpoint as string)
+    url.search = new URLSearchParams({
+      client_id: client.client_id,
+      redirect_uri: 'https://client.example/cb',
+      response_type: 'code',
+      scope: 'openid profile email',
+      state,
+      nonce,
+      code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+    }).toString()
+    const browser = new Browser(server.url)
+    const location = await authorizeInBrowser(browser, url.toString(), { username: 'alice', password: PASSWORD })
+    trackBrowser(browser)
+    const params = oauth.validateAuthResponse(oidc, client, new URL(location), state)
+    remember(params.get('code') ?? undefined)
+    const tokens = await oauth.processAuthorizationCodeResponse(
+      oidc,
+      client,
+      await oauth.authorizationCodeGrantRequest(
+        oidc,
+        client,
+        oauth.ClientSecretBasic(fixtures.web.secret),
+        params,
+        'https://client.example/cb',
+        verifier,
+        insecure,
+      ),
+      { expectedNonce: nonce, requireIdToken: true },
+    )
+    remember(tokens.access_token, tokens.refresh_token, tokens.id_token)
+    const claims = oauth.getValidatedIdTokenClaims(tokens) as oauth.IDToken & Record<string, unknown>
+    expect(claims).toMatchObject({ iss: server.url, sub: String(fixtures.alice.id), aud: fixtures.web.uid, nonce })
+    expect(claims.email).toBe('alice@example.org')
+    expect(claims.preferred_username).toBe('alice')
+    expect(typeof claims.auth_time).toBe('number')
+    // the signature checks out against the published keys
+    const { createRemoteJWKSet, jwtVerify } = await import('jose')
+    const verified = await jwtVerify(tokens.id_token as string, createRemoteJWKSet(new URL(oidc.jwks_uri as string)), {
+      issuer: server.url,
+      audience: fixtures.web.uid,
+    })
+    expect(verified.protectedHeader.alg).toBe('RS256')
+
+    const info = await oauth.processUserInfoResponse(
+      oidc,
+      client,
+      String(fixtures.alice.id),
+      await oauth.userInfoRequest(oidc, client, tokens.access_token, insecure),
+    )
+    expect(info).toMatchObject({ sub: String(fixtures.alice.id), name: 'Alice', email: 'alice@example.org' })
+  })
+
   it('a dump of every table after the flows holds no token, code, secret, TOTP seed, password or session id', async () => {
     expect(handled.size).toBeGreaterThan(15)
     const tables = await sql<{ table_name: string }>`

@@ -61,7 +61,7 @@ export async function seed(db: Kysely<OAuthDB>, secretKey: Buffer) {
   const web = await createApplication(db, {
     name: 'Web App',
     redirectUris: ['https://client.example/cb', 'http://127.0.0.1/loopback'],
-    scopes: ['api', 'read_api', 'read_user'],
+    scopes: ['api', 'read_api', 'read_user', 'openid', 'profile', 'email'],
   })
   const spa = await createApplication(db, {
     name: 'Single Page',
@@ -222,6 +222,7 @@ export async function issueCode(
       state: undefined,
       codeChallenge: input.codeChallenge,
       codeChallengeMethod: input.codeChallenge ? 'S256' : undefined,
+      nonce: undefined,
     },
     input.userId,
     server.settings.issuer,

@@ -41,6 +41,7 @@ export function consentPage(options: { csrf: string; request: AuthorizationReque
     state: request.state,
     code_challenge: request.codeChallenge,
     code_challenge_method: request.codeChallengeMethod,
+    nonce: request.nonce,
   }
   return html`<h1>Authorize ${request.client.name}?</h1>
 <p>${request.client.name} asks to use your account <strong>${options.username}</strong>.</p>

@@ -28,6 +28,8 @@ export interface AuthorizationRequest {
   state: string | undefined
   codeChallenge: string | undefined
   codeChallengeMethod: 'S256' | 'plain' | undefined
+  /** OpenID Connect: echoed in the id_token */
+  nonce: string | undefined
 }
 
 /** Where an error goes once the redirect URI is trusted. */
@@ -51,6 +53,7 @@ export const AUTHORIZATION_PARAMETERS = [
   'state',
   'code_challenge',
   'code_challenge_method',
+  'nonce',
 ] as const
 
 /** Reads parameters from a query string or form, counting repeats (RFC 6749 3.1: each at most once). */
@@ -142,6 +145,7 @@ export async function validateAuthorizationRequest(
       state,
       codeChallenge,
       codeChallengeMethod,
+      nonce: source.get('nonce'),
     },
   }
 }

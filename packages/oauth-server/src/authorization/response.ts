@@ -39,6 +39,7 @@ export async function approve(
   request: AuthorizationRequest,
   userId: number,
   issuer: string,
+  authTime: Date | null = null,
 ): Promise<string> {
   const target = targetOf(request)
   if (request.responseType === 'token') {
@@ -71,6 +72,8 @@ export async function approve(
     codeChallengeMethod: request.codeChallengeMethod ?? null,
     grantId: newGrantId(),
     ttlSeconds: AUTHORIZATION_CODE_TTL,
+    nonce: request.nonce ?? null,
+    authTime,
   })
   return redirectWith(target, { code }, issuer)
 }

@@ -63,6 +63,8 @@ export interface AuthorizationCodesTable {
   created_at: Generated<Date>
   expires_at: Timestamp
   consumed_at: Timestamp | null
+  nonce: ColumnType<string | null, string | null | undefined, string | null>
+  auth_time: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>
 }
 
 export interface AccessTokensTable {
@@ -110,6 +112,15 @@ export interface ConsentsTable {
   updated_at: Generated<Date>
 }
 
+export interface SigningKeysTable {
+  kid: string
+  alg: string
+  public_jwk: ColumnType<Record<string, unknown>, string, string>
+  private_jwk_sealed: string
+  created_at: Generated<Date>
+  retired_at: Timestamp | null
+}
+
 export interface OAuthDB {
   users: UsersTable
   sessions: SessionsTable
@@ -119,6 +130,7 @@ export interface OAuthDB {
   refresh_tokens: RefreshTokensTable
   personal_access_tokens: PersonalAccessTokensTable
   consents: ConsentsTable
+  signing_keys: SigningKeysTable
 }
 
 export type User = Selectable<UsersTable>

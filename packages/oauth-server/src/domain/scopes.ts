@@ -1,14 +1,18 @@
 /**
  * Scopes that guard something real in this service (GitLab's names and meanings).
- * `api`: everything, read and write; `read_api`: every read route; `read_user`: the current user.
+ * `api`: everything, read and write; `read_api`: every read route; `read_user`: the current user;
+ * `openid` (+ `profile`, `email`): an id_token and /oauth/userinfo (OpenID Connect).
  */
-export const SCOPES = ['api', 'read_api', 'read_user'] as const
+export const SCOPES = ['api', 'read_api', 'read_user', 'openid', 'profile', 'email'] as const
 export type Scope = (typeof SCOPES)[number]
 
 export const SCOPE_DESCRIPTIONS: Record<Scope, string> = {
   api: 'Full read and write access to the API, including your profile and tokens.',
   read_api: 'Read access to the API: your profile, other users, your tokens.',
   read_user: 'Read-only access to your profile (username, name, email).',
+  openid: 'Sign you in to the application with your identity (your user id).',
+  profile: 'Your name and username, in the sign-in token.',
+  email: 'Your email address, in the sign-in token.',
 }
 
 export function isKnownScope(value: string): value is Scope {

@@ -7,6 +7,7 @@ import { digest } from '../domain/secrets.ts'
 import { InvalidGrant, InvalidRequest } from '../errors.ts'
 import { findAuthorizationCode, redeemAuthorizationCode } from '../repositories/codes.ts'
 import { revokeGrant } from '../repositories/tokens.ts'
+import { findUserById } from '../repositories/users.ts'
 import { newTokenValues, tokenResponse } from './issue.ts'
 import { type GrantHandler, INVALID_GRANT_MESSAGE, requireParam } from './types.ts'
 
@@ -34,9 +35,31 @@ export const authorizationCodeGrant: GrantHandler = {
       refreshDigest: values.refreshToken ? digest(values.refreshToken) : null,
       ttlSeconds: ACCESS_TOKEN_TTL,
     })
-    if (redeemed) return tokenResponse(values, redeemed.scopes, redeemed.createdAt)
+    if (redeemed) {
+      const response = tokenResponse(values, redeemed.scopes, redeemed.createdAt)
+      if (!redeemed.scopes.includes('openid')) return response
+      return { ...response, id_token: await idTokenFor(context, application, redeemed) }
+    }
     throw await whyNotRedeemed(context, code, redirectUri, verifier, application)
   },
+}
+
+/** OpenID Connect Core 3.1.3.3: the id_token of a code redeemed with the openid scope. */
+export async function idTokenFor(
+  context: ServerContext,
+  client: Application,
+  grant: { userId: number; scopes: string[]; nonce: string | null; authTime: Date | null },
+): Promise<string> {
+  const user = await findUserById(context.db, grant.userId)
+  if (!user) throw new InvalidGrant(INVALID_GRANT_MESSAGE)
+  return context.openid.idToken({
+    issuer: context.settings.issuer,
+    clientId: client.uid,
+    user,
+    scopes: grant.scopes,
+    nonce: grant.nonce,
+    authTime: grant.authTime,
+  })
 }
 
 /** The error for a code that did not redeem; a used code is a replay and ends its grant. */

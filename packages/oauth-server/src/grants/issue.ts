@@ -14,6 +14,8 @@ export interface TokenResponse {
   refresh_token?: string
   scope: string
   created_at: number
+  /** OpenID Connect, when the scopes include openid */
+  id_token?: string
 }
 
 export const newGrantId = (): string => randomUUID()

@@ -3,6 +3,7 @@ import { parseScope, within } from '../domain/scopes.ts'
 import { digest } from '../domain/secrets.ts'
 import { InvalidGrant, InvalidScope } from '../errors.ts'
 import { findRefreshToken, revokeAccessToken, revokeGrant, rotateRefreshToken } from '../repositories/tokens.ts'
+import { idTokenFor } from './authorization-code.ts'
 import { issueTokens } from './issue.ts'
 import { type GrantHandler, INVALID_GRANT_MESSAGE, requireParam } from './types.ts'
 
@@ -10,7 +11,8 @@ export const refreshTokenGrant: GrantHandler = {
   parameters: ['refresh_token', 'scope'],
   clientRequired: true,
 
-  async handle({ db, tokenCache }, { params, client }) {
+  async handle(context, { params, client }) {
+    const { db, tokenCache } = context
     const presented = requireParam(params, 'refresh_token')
     const token = await findRefreshToken(db, digest(presented))
     if (!token || token.revoked_at || token.application_id !== (client?.id ?? null)) {
@@ -47,6 +49,11 @@ export const refreshTokenGrant: GrantHandler = {
       tokenCache.clear()
       throw new InvalidGrant(INVALID_GRANT_MESSAGE)
     }
-    return result
+    if (!scopes.includes('openid') || !client) return result
+    // OpenID Connect Core 12.2: a fresh id_token for the same user
+    return {
+      ...result,
+      id_token: await idTokenFor(context, client, { userId: token.user_id, scopes, nonce: null, authTime: null }),
+    }
   },
 }

@@ -67,6 +67,7 @@ export async function startSession(
       id_digest: id,
       user_id: state.userId ?? null,
       pending_user_id: state.pendingUserId ?? null,
+      authenticated_at: signedIn ? new Date() : null,
       expires_at: new Date(Date.now() + ttl * 1000),
     },
   }

@@ -13,6 +13,8 @@ export interface NewCode {
   codeChallengeMethod: string | null
   grantId: string
   ttlSeconds: number
+  nonce?: string | null
+  authTime?: Date | null
 }
 
 export async function insertAuthorizationCode(db: Db, code: NewCode): Promise<void> {
@@ -27,6 +29,8 @@ export async function insertAuthorizationCode(db: Db, code: NewCode): Promise<vo
       code_challenge: code.codeChallenge,
       code_challenge_method: code.codeChallengeMethod,
       grant_id: code.grantId,
+      nonce: code.nonce ?? null,
+      auth_time: code.authTime ?? null,
       expires_at: sql<Date>`now() + make_interval(secs => ${code.ttlSeconds})`,
     })
     .execute()
@@ -50,6 +54,14 @@ export async function deleteExpiredAuthorizationCodes(db: Db): Promise<void> {
   await db.deleteFrom('authorization_codes').where('expires_at', '<', sql<Date>`now() - interval '1 day'`).execute()
 }
 
+export interface RedeemedCode {
+  createdAt: Date
+  scopes: string[]
+  userId: number
+  nonce: string | null
+  authTime: Date | null
+}
+
 /**
  * Redeems a code in one statement (one round trip, atomic): the update matches only an unused,
  * unexpired code bound to this client, redirect URI and PKCE verifier, takes its row lock and
@@ -69,8 +81,14 @@ export async function redeemAuthorizationCode(
     refreshDigest: Buffer | null
     ttlSeconds: number
   },
-): Promise<{ createdAt: Date; scopes: string[] } | undefined> {
-  const result = await sql<{ created_at: Date; scopes: string[] }>`
+): Promise<RedeemedCode | undefined> {
+  const result = await sql<{
+    created_at: Date
+    scopes: string[]
+    user_id: number
+    nonce: string | null
+    auth_time: Date | null
+  }>`
     with consumed as (
       update authorization_codes set consumed_at = now()
       where digest = ${input.digest}
@@ -83,7 +101,7 @@ export async function redeemAuthorizationCode(
           when code_challenge_method = 'S256' then code_challenge = ${input.verifierS256}::text
           else code_challenge = ${input.verifier}::text
         end
-      returning application_id, user_id, scopes, grant_id
+      returning application_id, user_id, scopes, grant_id, nonce, auth_time
     ), access as (
       insert into access_tokens (digest, application_id, user_id, scopes, grant_id, expires_at)
       select ${input.accessDigest}, application_id, user_id, scopes, grant_id,
@@ -96,7 +114,9 @@ export async function redeemAuthorizationCode(
       from access where ${input.refreshDigest}::bytea is not null
       returning id
     )
-    select created_at, scopes from access`.execute(db)
+    select a.created_at, a.scopes, a.user_id, c.nonce, c.auth_time from access a, consumed c`.execute(db)
   const row = result.rows[0]
-  return row ? { createdAt: row.created_at, scopes: row.scopes } : undefined
+  return row
+    ? { createdAt: row.created_at, scopes: row.scopes, userId: row.user_id, nonce: row.nonce, authTime: row.auth_time }
+    : undefined
 }

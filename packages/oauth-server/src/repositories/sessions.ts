@@ -7,13 +7,14 @@ export interface SessionRow {
   id_digest: Buffer
   user_id: number | null
   pending_user_id: number | null
+  authenticated_at: Date | null
   expires_at: Date
 }
 
 export async function findLiveSession(db: Db, idDigest: Buffer): Promise<SessionRow | undefined> {
   return db
     .selectFrom('sessions')
-    .select(['id_digest', 'user_id', 'pending_user_id', 'expires_at'])
+    .select(['id_digest', 'user_id', 'pending_user_id', 'authenticated_at', 'expires_at'])
     .where('id_digest', '=', idDigest)
     .where('expires_at', '>', sql<Date>`now()`)
     .executeTakeFirst()

@@ -27,6 +27,7 @@ const AuthorizeQuery = Type.Object(
     state: Type.Optional(Type.String({ description: 'Returned unchanged' })),
     code_challenge: Type.Optional(Type.String({ description: 'PKCE (RFC 7636); required for public clients' })),
     code_challenge_method: Type.Optional(Type.String({ description: 'S256' })),
+    nonce: Type.Optional(Type.String({ description: 'OpenID Connect: returned in the id_token' })),
   },
   { additionalProperties: true },
 )
@@ -55,6 +56,7 @@ function authorizeUrl(request: AuthorizationRequest): string {
   if (request.state !== undefined) params.set('state', request.state)
   if (request.codeChallenge !== undefined) params.set('code_challenge', request.codeChallenge)
   if (request.codeChallengeMethod !== undefined) params.set('code_challenge_method', request.codeChallengeMethod)
+  if (request.nonce !== undefined) params.set('nonce', request.nonce)
   return `/oauth/authorize?${params.toString()}`
 }
 
@@ -99,7 +101,8 @@ export function authorizeRoutes(app: OAuthApp, context: ServerContext): void {
       }
       const consented = await findConsentScopes(db, user.id, authorization.client.id)
       if (authorization.client.trusted || within(authorization.scopes, consented)) {
-        return reply.redirect(await approve(db, authorization, user.id, settings.issuer), 302)
+        const authTime = session?.row.authenticated_at ?? null
+        return reply.redirect(await approve(db, authorization, user.id, settings.issuer, authTime), 302)
       }
       return sendPage(
         reply,
@@ -156,7 +159,8 @@ export function authorizeRoutes(app: OAuthApp, context: ServerContext): void {
         return reply.redirect(errorRedirect(targetOf(authorization), new AccessDenied(), settings.issuer), 303)
       }
       await recordConsent(db, user.id, authorization.client.id, authorization.scopes)
-      return reply.redirect(await approve(db, authorization, user.id, settings.issuer), 303)
+      const authTime = session?.row.authenticated_at ?? null
+      return reply.redirect(await approve(db, authorization, user.id, settings.issuer, authTime), 303)
     },
   )
 }

@@ -21,6 +21,7 @@ export const TokenResponseBody = Type.Object(
     refresh_token: Type.Optional(Type.String({ description: 'Not issued by the password grant' })),
     scope: Type.String(),
     created_at: Type.Integer({ description: 'Unix time, seconds' }),
+    id_token: Type.Optional(Type.String({ description: 'OpenID Connect, for the openid scope' })),
   },
   { description: 'RFC 6749 5.1 token response' },
 )
