@@ -14,7 +14,7 @@ export interface EnergyAppOptions {
 /** The data API as a Fastify instance, not listening. */
 export async function buildApp(options: EnergyAppOptions): Promise<FastifyInstance> {
   const app = Fastify(
-    serverOptions('energy-data', options.logLevel ?? 'silent'),
+    serverOptions('energy-data', options.logLevel ?? 'silent', energyErrors),
   ).withTypeProvider<TypeBoxTypeProvider>()
   await registerPlatform(app, {
     service: 'energy-data',

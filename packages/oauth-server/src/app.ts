@@ -1,18 +1,63 @@
 import { type Database, readMigrations, registerPlatform, serverOptions, service } from '@campus/shared'
+import cookie from '@fastify/cookie'
+import formbody from '@fastify/formbody'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyInstance } from 'fastify'
+import type { Kysely } from 'kysely'
+import { defaultSettings, type OAuthSettings } from './config.ts'
+import type { ServerContext } from './context.ts'
+import type { OAuthDB } from './db/schema.ts'
 import { oauthErrors } from './errors.ts'
+import { OpenIdKeys } from './openid.ts'
+import { STYLESHEET, STYLESHEET_PATH } from './pages/layout.ts'
+import { deleteExpiredAuthorizationCodes } from './repositories/codes.ts'
+import { deleteExpiredSessions } from './repositories/sessions.ts'
+import { apiRoutes } from './routes/api/index.ts'
+import { authorizeRoutes } from './routes/authorize.ts'
+import { metadataRoutes } from './routes/metadata.ts'
+import { openidRoutes } from './routes/openid.ts'
+import { revokeIntrospectRoutes } from './routes/revoke-introspect.ts'
+import { signInRoutes } from './routes/sign-in.ts'
+import { tokenRoutes } from './routes/token.ts'
+import { tokenInfoRoutes } from './routes/token-info.ts'
+import { createThrottle, type Throttle } from './throttle.ts'
+import { TtlCache } from './token-cache.ts'
+
+const SWEEP_INTERVAL_MS = 10 * 60_000
 
 export interface OAuthAppOptions {
   database: Database<unknown>
   logLevel?: string
+  /** Read on every request, so a test may set the issuer once it knows its port. */
+  settings?: OAuthSettings
+  throttle?: Throttle
 }
 
 /** The authorization server as a Fastify instance, not listening. */
 export async function buildApp(options: OAuthAppOptions): Promise<FastifyInstance> {
   const app = Fastify(
-    serverOptions('oauth-server', options.logLevel ?? 'silent'),
+    serverOptions('oauth-server', options.logLevel ?? 'silent', oauthErrors),
   ).withTypeProvider<TypeBoxTypeProvider>()
+  const settings = options.settings ?? defaultSettings()
+  const throttle = options.throttle ?? createThrottle(settings.throttle, settings.redisUrl)
+  const context: ServerContext = {
+    db: options.database.db as unknown as Kysely<OAuthDB>,
+    settings,
+    throttle,
+    tokenCache: new TtlCache(settings.tokenCacheSeconds),
+    clientCache: new TtlCache(settings.tokenCacheSeconds, 1000),
+    openid: new OpenIdKeys(options.database.db as unknown as Kysely<OAuthDB>, settings.secretKey),
+  }
+  app.addHook('onClose', async () => throttle.close())
+  // expired sessions and codes are swept now and then; any instance may do it
+  const sweep = setInterval(() => {
+    deleteExpiredSessions(context.db)
+      .then(() => deleteExpiredAuthorizationCodes(context.db))
+      .catch((error: unknown) => app.log.warn({ err: error }, 'sweeping expired sessions and codes failed'))
+  }, SWEEP_INTERVAL_MS)
+  sweep.unref()
+  app.addHook('onClose', async () => clearInterval(sweep))
+
   await registerPlatform(app, {
     service: 'oauth-server',
     errors: oauthErrors,
@@ -22,9 +67,38 @@ export async function buildApp(options: OAuthAppOptions): Promise<FastifyInstanc
       info: {
         title: 'OAuth 2.0 authorization server',
         version: '1.0.0',
-        description: 'Authorization code, implicit, password and refresh flows, and the /api/v4 surface.',
+        description:
+          'Authorization code (PKCE), implicit, password and refresh flows, and the /api/v4 surface. Bad, expired or revoked tokens at /oauth/token/info and /api/v4 get RFC 6750 401 invalid_token.',
+      },
+      tags: [
+        { name: 'OAuth', description: 'RFC 6749 endpoints and their extensions' },
+        { name: 'API', description: 'GitLab-compatible /api/v4 routes' },
+        { name: 'Pages', description: 'Server-rendered sign-in pages' },
+      ],
+      securitySchemes: {
+        bearer: { type: 'http', scheme: 'bearer', description: 'OAuth access token or personal access token' },
+        accessTokenQuery: { type: 'apiKey', in: 'query', name: 'access_token' },
+        privateToken: { type: 'apiKey', in: 'header', name: 'PRIVATE-TOKEN' },
       },
     },
   })
+  await app.register(cookie)
+  // repeated parameters arrive as arrays and are refused where RFC 6749 3.1 / 3.2 asks
+  await app.register(formbody)
+
+  app.get(STYLESHEET_PATH, { schema: { hide: true } }, async (_request, reply) =>
+    reply
+      .header('content-type', 'text/css; charset=utf-8')
+      .header('cache-control', 'public, max-age=3600')
+      .send(STYLESHEET),
+  )
+  metadataRoutes(app, context)
+  openidRoutes(app, context)
+  authorizeRoutes(app, context)
+  signInRoutes(app, context)
+  tokenRoutes(app, context)
+  tokenInfoRoutes(app, context)
+  revokeIntrospectRoutes(app, context)
+  apiRoutes(app, context)
   return app
 }

@@ -1,3 +1,6 @@
+import { createHash, randomBytes } from 'node:crypto'
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { CommonConfig, DatabaseUrl, loadConfig, Port } from '@campus/shared'
 import Type, { type Static } from 'typebox'
 
@@ -11,8 +14,94 @@ export const OAuthConfigSchema = Type.Object({
       description: 'Issuer identifier and base of absolute URLs',
     }),
   ),
+  OAUTH_IMPLICIT_GRANT: Type.Boolean({
+    default: true,
+    description: 'Offer response_type=token (legacy implicit flow; tokens travel in the browser)',
+  }),
+  OAUTH_PASSWORD_GRANT: Type.Boolean({
+    default: true,
+    description: 'Offer grant_type=password (legacy; the client sees the password)',
+  }),
+  OAUTH_PKCE_PLAIN: Type.Boolean({ default: false, description: 'Accept code_challenge_method=plain' }),
+  OAUTH_SECRET_KEY: Type.Optional(
+    Type.String({
+      minLength: 32,
+      description: 'Seals TOTP secrets at rest; unset = a key file DATA_DIR/oauth-secret.key made on first use',
+    }),
+  ),
+  REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://', description: 'Throttling counters; unset = memory' })),
+  OAUTH_THROTTLE_ACCOUNT_LIMIT: Type.Integer({ minimum: 1, default: 10, description: 'Failed sign-ins per account' }),
+  OAUTH_THROTTLE_IP_LIMIT: Type.Integer({ minimum: 1, default: 50, description: 'Failed sign-ins per client IP' }),
+  OAUTH_THROTTLE_WINDOW_SECONDS: Type.Integer({ minimum: 1, default: 900, description: 'Throttling window' }),
+  OAUTH_TOKEN_CACHE_SECONDS: Type.Integer({
+    minimum: 0,
+    maximum: 60,
+    default: 2,
+    description:
+      'How long an instance may reuse an access-token lookup (0 = never); bounds how late another instance sees a revocation',
+  }),
 })
 
 export type OAuthConfig = Static<typeof OAuthConfigSchema>
 
 export const loadOAuthConfig = (env: NodeJS.ProcessEnv = process.env): OAuthConfig => loadConfig(OAuthConfigSchema, env)
+
+/** What the running server needs to know, resolved from the configuration. */
+export interface OAuthSettings {
+  /** Issuer identifier (RFC 8414 / RFC 9207) and base of every absolute URL. */
+  issuer: string
+  implicitGrant: boolean
+  passwordGrant: boolean
+  pkcePlain: boolean
+  throttle: { accountLimit: number; ipLimit: number; windowSeconds: number }
+  redisUrl?: string | undefined
+  tokenCacheSeconds: number
+  /** 32-byte key sealing secrets the server must read back (TOTP seeds). */
+  secretKey: Buffer
+}
+
+export function settingsFromConfig(config: OAuthConfig): OAuthSettings {
+  return {
+    issuer: (config.OAUTH_ISSUER ?? `http://${config.HOST}:${config.OAUTH_PORT}`).replace(/\/$/, ''),
+    implicitGrant: config.OAUTH_IMPLICIT_GRANT,
+    passwordGrant: config.OAUTH_PASSWORD_GRANT,
+    pkcePlain: config.OAUTH_PKCE_PLAIN,
+    throttle: {
+      accountLimit: config.OAUTH_THROTTLE_ACCOUNT_LIMIT,
+      ipLimit: config.OAUTH_THROTTLE_IP_LIMIT,
+      windowSeconds: config.OAUTH_THROTTLE_WINDOW_SECONDS,
+    },
+    redisUrl: config.REDIS_URL,
+    tokenCacheSeconds: config.OAUTH_TOKEN_CACHE_SECONDS,
+    secretKey: loadSecretKey(config),
+  }
+}
+
+export function defaultSettings(overrides: Partial<OAuthSettings> = {}): OAuthSettings {
+  return {
+    issuer: 'http://127.0.0.1:3000',
+    implicitGrant: true,
+    passwordGrant: true,
+    pkcePlain: false,
+    throttle: { accountLimit: 10, ipLimit: 50, windowSeconds: 900 },
+    tokenCacheSeconds: 2,
+    secretKey: randomBytes(32),
+    ...overrides,
+  }
+}
+
+/**
+ * The sealing key: from OAUTH_SECRET_KEY (any string of 32+ characters, hashed to 32 bytes), or
+ * a random key kept in DATA_DIR/oauth-secret.key (created once, mode 0600) so the embedded
+ * setup and its command line share it. Several instances must share OAUTH_SECRET_KEY.
+ */
+export function loadSecretKey(config: Pick<OAuthConfig, 'OAUTH_SECRET_KEY' | 'DATA_DIR'>): Buffer {
+  if (config.OAUTH_SECRET_KEY) return createHash('sha256').update(config.OAUTH_SECRET_KEY).digest()
+  const file = join(config.DATA_DIR, 'oauth-secret.key')
+  if (!existsSync(file)) {
+    mkdirSync(config.DATA_DIR, { recursive: true })
+    writeFileSync(file, randomBytes(32).toString('base64url'), { mode: 0o600, flag: 'wx' })
+    chmodSync(file, 0o600)
+  }
+  return createHash('sha256').update(readFileSync(file, 'utf8').trim()).digest()
+}

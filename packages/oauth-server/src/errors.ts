@@ -1,6 +1,10 @@
 import { type ErrorFormat, HttpError } from '@campus/shared'
 
-/** RFC 6749 section 5.2 error body: `{"error": "...", "error_description": "..."}`. */
+/**
+ * RFC 6749 section 5.2 error body: `{"error": "...", "error_description": "..."}`, never cached.
+ * Every RFC error code is a subclass below; `body()` is the one serializer, and `toParams()`
+ * the same error as authorization-response parameters (RFC 6749 4.1.2.1 / 4.2.2.1).
+ */
 export class OAuthError extends HttpError {
   readonly error: string
 
@@ -9,8 +13,116 @@ export class OAuthError extends HttpError {
     this.error = error
   }
 
-  override body(): unknown {
+  override body(): Record<string, unknown> {
     return { error: this.error, error_description: this.message }
+  }
+
+  toParams(): Record<string, string> {
+    return { error: this.error, error_description: this.message }
+  }
+}
+
+export class InvalidRequest extends OAuthError {
+  constructor(description: string) {
+    super(400, 'invalid_request', description)
+  }
+}
+
+/** 401; when the client tried HTTP Basic, RFC 6749 5.2 asks for a matching challenge. */
+export class InvalidClient extends OAuthError {
+  constructor(description: string, basicTried = false) {
+    super(401, 'invalid_client', description, basicTried ? { 'www-authenticate': 'Basic realm="oauth"' } : {})
+  }
+}
+
+export class InvalidGrant extends OAuthError {
+  constructor(description: string) {
+    super(400, 'invalid_grant', description)
+  }
+}
+
+export class UnauthorizedClient extends OAuthError {
+  constructor(description: string, statusCode = 400) {
+    super(statusCode, 'unauthorized_client', description)
+  }
+}
+
+export class UnsupportedGrantType extends OAuthError {
+  constructor(description: string) {
+    super(400, 'unsupported_grant_type', description)
+  }
+}
+
+export class UnsupportedResponseType extends OAuthError {
+  constructor(description: string) {
+    super(400, 'unsupported_response_type', description)
+  }
+}
+
+export class UnsupportedTokenType extends OAuthError {
+  constructor(description: string) {
+    super(400, 'unsupported_token_type', description)
+  }
+}
+
+export class InvalidScope extends OAuthError {
+  constructor(description: string) {
+    super(400, 'invalid_scope', description)
+  }
+}
+
+export class AccessDenied extends OAuthError {
+  constructor(description = 'The resource owner or authorization server denied the request.') {
+    super(403, 'access_denied', description)
+  }
+}
+
+export class ServerError extends OAuthError {
+  constructor(description = 'The server encountered an unexpected condition.') {
+    super(500, 'server_error', description)
+  }
+}
+
+/**
+ * Too many failed sign-ins or password grants: 429 with `Retry-After`. RFC 6749 has no code
+ * for throttling; `temporarily_unavailable` is the closest and clients treat it as retryable.
+ */
+export class TemporarilyUnavailable extends OAuthError {
+  constructor(description: string, retryAfterSeconds: number) {
+    super(429, 'temporarily_unavailable', description, { 'retry-after': String(retryAfterSeconds) })
+  }
+}
+
+const REALM = 'Protected by OAuth 2'
+
+function challenge(params: Record<string, string>): string {
+  const parts = Object.entries(params).map(([k, v]) => `${k}="${v.replace(/["\\]/g, '')}"`)
+  return `Bearer ${[`realm="${REALM}"`, ...parts].join(', ')}`
+}
+
+/** RFC 6750 3.1: a bearer token that is unknown, expired or revoked. */
+export class InvalidToken extends OAuthError {
+  constructor(description: string) {
+    super(401, 'invalid_token', description, {
+      'www-authenticate': challenge({ error: 'invalid_token', error_description: description }),
+    })
+  }
+}
+
+/** RFC 6750 3.1: a valid token without the scope the route needs; `scope` names what would do. */
+export class InsufficientScope extends OAuthError {
+  readonly scope: string
+
+  constructor(scope: string) {
+    const description = 'The request requires higher privileges than provided by the access token.'
+    super(403, 'insufficient_scope', description, {
+      'www-authenticate': challenge({ error: 'insufficient_scope', error_description: description, scope }),
+    })
+    this.scope = scope
+  }
+
+  override body(): Record<string, unknown> {
+    return { ...super.body(), scope: this.scope }
   }
 }
 
@@ -21,14 +133,17 @@ export class ApiError extends HttpError {
   }
 }
 
+/** No credentials at all on an /api/v4 route (GitLab's body, RFC 6750 3.1 challenge without error). */
+export class Unauthenticated extends ApiError {
+  constructor() {
+    super(401, '401 Unauthorized', { headers: { 'www-authenticate': challenge({}) } })
+  }
+}
+
 export const oauthErrors: ErrorFormat = {
   validation: (issues) =>
-    new OAuthError(
-      400,
-      'invalid_request',
-      issues.map((i) => `${String(i.loc[i.loc.length - 1])}: ${i.msg}`).join('; '),
-    ),
+    new InvalidRequest(issues.map((i) => `${String(i.loc[i.loc.length - 1])}: ${i.msg}`).join('; ')),
   notFound: () => new ApiError(404, '404 Not Found'),
   clientError: (status, message) => new OAuthError(status, 'invalid_request', message),
-  internal: () => new OAuthError(500, 'server_error', 'The server encountered an unexpected condition.'),
+  internal: () => new ServerError(),
 }

@@ -1,6 +1,6 @@
 import { runMain, service, startService } from '@campus/shared'
 import { buildApp } from './app.ts'
-import { loadOAuthConfig } from './config.ts'
+import { loadOAuthConfig, settingsFromConfig } from './config.ts'
 
 runMain(async () => {
   const config = loadOAuthConfig()
@@ -9,6 +9,6 @@ runMain(async () => {
     config,
     port: config.OAUTH_PORT,
     databaseUrl: config.OAUTH_DATABASE_URL,
-    build: (database) => buildApp({ database, logLevel: config.LOG_LEVEL }),
+    build: (database) => buildApp({ database, logLevel: config.LOG_LEVEL, settings: settingsFromConfig(config) }),
   })
 })

@@ -1,0 +1,121 @@
+/**
+ * GET /api/v4/user with a bearer token (one indexed lookup of the token's digest joined to its
+ * user, on PostgreSQL) against a bare Fastify route returning the same JSON, side by side.
+ * Target: at least 50% of the bare route's requests/s.
+ *
+ *   node --experimental-strip-types bench/oauth-api.ts      (BENCH_SECONDS=10 by default)
+ */
+import { cannon, DATABASE_URL, load, row, startChild, stopChild, throughput } from './oauth-support.ts'
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 12)
+// alternating rounds even out the noise of a shared machine
+const ROUNDS = 3
+const script = new URL(import.meta.url).pathname
+
+interface Ready {
+  port: number
+  token?: string
+  body?: string
+}
+
+async function serveOurs(): Promise<void> {
+  process.env.TEST_DATABASE_URL = DATABASE_URL
+  const { createTestDatabase } = await import('../packages/shared/src/testing/index.ts')
+  const { service } = await import('../packages/shared/src/stack/services.ts')
+  const { buildApp } = await import('../packages/oauth-server/src/app.ts')
+  const { createApplication, createUser } = await import('../packages/oauth-server/src/admin.ts')
+  const { issueTokens, newGrantId } = await import('../packages/oauth-server/src/grants/issue.ts')
+  const database = await createTestDatabase<import('../packages/oauth-server/src/db/schema.ts').OAuthDB>(
+    'oauthbench',
+    service('oauth').migrationsDir,
+  )
+  const { user } = await createUser(database.db, { username: 'bench', password: 'bench password', name: 'Bench' })
+  const { application } = await createApplication(database.db, {
+    name: 'Bench',
+    redirectUris: ['https://bench.example/cb'],
+    scopes: ['api'],
+  })
+  const tokens = await issueTokens(database.db, {
+    applicationId: application.id,
+    userId: user.id,
+    scopes: ['api'],
+    grantId: newGrantId(),
+    refresh: false,
+  })
+  const app = await buildApp({ database: database as never })
+  const address = await app.listen({ port: 0, host: '127.0.0.1' })
+  const check = await fetch(`${address}/api/v4/user`, { headers: { authorization: `Bearer ${tokens.access_token}` } })
+  if (check.status !== 200) throw new Error(`GET /api/v4/user answered ${check.status}`)
+  process.send?.({ port: Number(new URL(address).port), token: tokens.access_token, body: await check.text() })
+  process.once('SIGTERM', async () => {
+    await app.close()
+    await database.close()
+    process.exit(0)
+  })
+}
+
+async function serveBare(): Promise<void> {
+  const Fastify =
+    await load<
+      (options: object) => {
+        get(path: string, handler: () => Promise<unknown>): void
+        listen(options: { port: number; host: string }): Promise<string>
+        close(): Promise<void>
+      }
+    >('fastify')
+  const app = Fastify({ logger: false })
+  let payload: unknown = {}
+  process.on('message', (message) => {
+    payload = JSON.parse(String(message))
+    process.send?.('ok')
+  })
+  app.get('/api/v4/user', async () => payload)
+  const address = await app.listen({ port: 0, host: '127.0.0.1' })
+  process.send?.({ port: Number(new URL(address).port) })
+  process.once('SIGTERM', async () => {
+    await app.close()
+    process.exit(0)
+  })
+}
+
+async function main(): Promise<void> {
+  const ours = await startChild<Ready>(script, 'ours')
+  const bare = await startChild<Ready>(script, 'bare')
+  try {
+    // the bare route answers the very JSON our route produced
+    bare.child.send(ours.ready.body as string)
+    await new Promise((resolve) => bare.child.once('message', resolve))
+    const headers = { authorization: `Bearer ${ours.ready.token}` }
+    const oursUrl = `http://127.0.0.1:${ours.ready.port}`
+    const bareUrl = `http://127.0.0.1:${bare.ready.port}`
+    // warm up both (JIT, pool connections)
+    await cannon(oursUrl, { requests: [{ path: '/api/v4/user', headers }], duration: 2 })
+    await cannon(bareUrl, { requests: [{ path: '/api/v4/user' }], duration: 2 })
+    const results: Array<[string, Awaited<ReturnType<typeof cannon>>]> = []
+    for (let round = 1; round <= ROUNDS; round++) {
+      results.push([
+        `bare Fastify (round ${round})`,
+        await cannon(bareUrl, { requests: [{ path: '/api/v4/user' }], duration: SECONDS / ROUNDS }),
+      ])
+      results.push([
+        `GET /api/v4/user + Bearer, PostgreSQL (round ${round})`,
+        await cannon(oursUrl, { requests: [{ path: '/api/v4/user', headers }], duration: SECONDS / ROUNDS }),
+      ])
+    }
+    for (const [name, result] of results) console.log(row(name, result))
+    const avg = (prefix: string) => {
+      const picked = results.filter(([n]) => n.startsWith(prefix)).map(([, r]) => throughput(r))
+      return picked.reduce((a, b) => a + b, 0) / picked.length
+    }
+    const ratio = avg('GET') / avg('bare')
+    console.log(`\nratio api/v4/user : bare = ${(ratio * 100).toFixed(1)}% (target >= 50%)`)
+  } finally {
+    await stopChild(ours.child)
+    await stopChild(bare.child)
+  }
+}
+
+const mode = process.argv[2]
+if (mode === 'ours') await serveOurs()
+else if (mode === 'bare') await serveBare()
+else await main()

@@ -1,0 +1,84 @@
+/**
+ * Shared by the OAuth benchmarks: loads tools from the oauth-server package (autocannon,
+ * oidc-provider, fastify), runs each server under test in its own child process so the load
+ * generator does not share its event loop, and prints results.
+ */
+import { type ChildProcess, fork } from 'node:child_process'
+import { createRequire } from 'node:module'
+import { pathToFileURL } from 'node:url'
+
+const fromOAuthPackage = createRequire(new URL('../packages/oauth-server/package.json', import.meta.url))
+
+export async function load<T>(name: string): Promise<T> {
+  const module = (await import(pathToFileURL(fromOAuthPackage.resolve(name)).href)) as { default?: T }
+  return (module.default ?? module) as T
+}
+
+export const DATABASE_URL =
+  process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
+
+export interface CannonRequest {
+  method?: string
+  path: string
+  headers?: Record<string, string>
+  body?: string
+  setupRequest?: (request: CannonRequest) => CannonRequest
+}
+
+export interface CannonResult {
+  requests: { average: number; total: number }
+  latency: { p50: number; p99: number }
+  non2xx: number
+  errors: number
+  duration: number
+}
+
+type Autocannon = (options: Record<string, unknown>) => Promise<CannonResult>
+
+export async function cannon(
+  url: string,
+  options: { requests?: CannonRequest[]; duration?: number; amount?: number; connections?: number },
+): Promise<CannonResult> {
+  const autocannon = await load<Autocannon>('autocannon')
+  const started = performance.now()
+  const result = await autocannon({
+    url,
+    connections: options.connections ?? 16,
+    pipelining: 1,
+    ...(options.amount ? { amount: options.amount } : { duration: options.duration ?? 10 }),
+    requests: options.requests,
+  })
+  // autocannon reports whole seconds; short fixed-amount runs need the real wall time
+  return { ...result, duration: (performance.now() - started) / 1000 }
+}
+
+/** Forks this script in `mode`; resolves with the first message the child sends (its port and fixtures). */
+export function startChild<T>(script: string, mode: string): Promise<{ child: ChildProcess; ready: T }> {
+  const child = fork(script, [mode], {
+    execArgv: ['--experimental-strip-types', '--disable-warning=ExperimentalWarning'],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  })
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${mode} did not start in 120 s`)), 120_000)
+    child.once('message', (message) => {
+      clearTimeout(timer)
+      resolve({ child, ready: message as T })
+    })
+    child.once('exit', (code) => reject(new Error(`${mode} exited with ${code}`)))
+  })
+}
+
+export async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return
+  const exited = new Promise((resolve) => child.once('exit', resolve))
+  child.kill('SIGTERM')
+  await exited
+}
+
+/** Requests per second over the whole run (autocannon's per-second average is coarse on short runs). */
+export const throughput = (result: CannonResult): number => result.requests.total / result.duration
+
+export function row(name: string, result: CannonResult): string {
+  const rps = throughput(result).toFixed(0).padStart(8)
+  return `${name.padEnd(44)} ${rps} req/s  p50 ${String(result.latency.p50).padStart(4)} ms  p99 ${String(result.latency.p99).padStart(4)} ms  non-2xx ${result.non2xx}  errors ${result.errors}`
+}

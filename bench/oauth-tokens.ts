@@ -1,0 +1,261 @@
+/**
+ * Token endpoint work side by side with panva's oidc-provider (in-memory adapter):
+ *   - code exchange: POST /token grant_type=authorization_code with PKCE and HTTP Basic,
+ *     access + refresh token issued, each code used once (codes made beforehand);
+ *   - introspection: POST /token/introspection (RFC 7662) of one live access token.
+ * Ours runs on PostgreSQL (BENCH_DATABASE_URL / TEST_DATABASE_URL, default local postgres).
+ *
+ *   node --experimental-strip-types bench/oauth-tokens.ts   (BENCH_CODES=8000, BENCH_SECONDS=8)
+ */
+import { createServer } from 'node:http'
+import {
+  type CannonResult,
+  cannon,
+  DATABASE_URL,
+  load,
+  row,
+  startChild,
+  stopChild,
+  throughput,
+} from './oauth-support.ts'
+
+const CODES = Number(process.env.BENCH_CODES ?? 8000)
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 8)
+const script = new URL(import.meta.url).pathname
+const REDIRECT_URI = 'https://bench.example/cb'
+const VERIFIER = 'bench-verifier-0123456789-0123456789-0123456789'
+
+interface Ready {
+  port: number
+  tokenPath: string
+  introspectionPath: string
+  authorization: string
+  codes: string[]
+  accessToken: string
+}
+
+const basic = (id: string, secret: string) =>
+  `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`
+
+async function serveOurs(): Promise<void> {
+  process.env.TEST_DATABASE_URL = DATABASE_URL
+  const { createTestDatabase } = await import('../packages/shared/src/testing/index.ts')
+  const { service } = await import('../packages/shared/src/stack/services.ts')
+  const { buildApp } = await import('../packages/oauth-server/src/app.ts')
+  const { createApplication, createUser } = await import('../packages/oauth-server/src/admin.ts')
+  const { digest, generateSecret } = await import('../packages/oauth-server/src/domain/secrets.ts')
+  const { s256 } = await import('../packages/oauth-server/src/domain/pkce.ts')
+  const { randomUUID } = await import('node:crypto')
+  const database = await createTestDatabase<import('../packages/oauth-server/src/db/schema.ts').OAuthDB>(
+    'oauthbench',
+    service('oauth').migrationsDir,
+  )
+  const { user } = await createUser(database.db, { username: 'bench', password: 'bench password' })
+  const { application, secret } = await createApplication(database.db, {
+    name: 'Bench',
+    redirectUris: [REDIRECT_URI],
+    scopes: ['api'],
+  })
+  const codes: string[] = []
+  for (let start = 0; start < CODES; start += 1000) {
+    const batch = Array.from({ length: Math.min(1000, CODES - start) }, () => generateSecret('code'))
+    codes.push(...batch)
+    await database.db
+      .insertInto('authorization_codes')
+      .values(
+        batch.map((code) => ({
+          digest: digest(code),
+          application_id: application.id,
+          user_id: user.id,
+          redirect_uri: REDIRECT_URI,
+          scopes: ['api'],
+          code_challenge: s256(VERIFIER),
+          code_challenge_method: 'S256',
+          grant_id: randomUUID(),
+          expires_at: new Date(Date.now() + 600_000),
+        })),
+      )
+      .execute()
+  }
+  const app = await buildApp({ database: database as never })
+  const address = await app.listen({ port: 0, host: '127.0.0.1' })
+  const authorization = basic(application.uid, secret as string)
+  // one exchange by hand: proves the request shape and yields the token to introspect
+  const first = await fetch(`${address}/oauth/token`, {
+    method: 'POST',
+    headers: { authorization, 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({
+      grant_type: 'authorization_code',
+      code: codes.pop() as string,
+      redirect_uri: REDIRECT_URI,
+      code_verifier: VERIFIER,
+    }),
+  })
+  const tokens = (await first.json()) as { access_token: string; refresh_token: string }
+  if (first.status !== 200 || !tokens.refresh_token) throw new Error(`exchange answered ${first.status}`)
+  process.send?.({
+    port: Number(new URL(address).port),
+    tokenPath: '/oauth/token',
+    introspectionPath: '/oauth/introspect',
+    authorization,
+    codes,
+    accessToken: tokens.access_token,
+  } satisfies Ready)
+  process.once('SIGTERM', async () => {
+    await app.close()
+    await database.close()
+    process.exit(0)
+  })
+}
+
+interface OidcProvider {
+  callback(): Parameters<typeof createServer>[1]
+  Client: { find(id: string): Promise<unknown> }
+  Grant: new (values: Record<string, unknown>) => { addOIDCScope(scope: string): void; save(): Promise<string> }
+  AuthorizationCode: new (values: Record<string, unknown>) => { save(): Promise<string> }
+}
+
+async function serveOidcProvider(): Promise<void> {
+  const Provider = await load<new (issuer: string, config: Record<string, unknown>) => OidcProvider>('oidc-provider')
+  // its own in-memory adapter, over a larger LRU: the stock one keeps 1000 entries, fewer than the codes made here
+  const MemoryAdapter = await load<new (model: string, store: unknown) => unknown>(
+    'oidc-provider/lib/adapters/memory_adapter.js',
+  )
+  const LRU = await load<new (options: { maxSize: number }) => unknown>('oidc-provider/lib/helpers/lru.js')
+  const store = new LRU({ maxSize: 10 * CODES + 10_000 })
+  const clientSecret = 'bench-secret-0123456789-0123456789-0123456789'
+  const provider = new Provider('http://127.0.0.1', {
+    clients: [
+      {
+        client_id: 'bench',
+        client_secret: clientSecret,
+        redirect_uris: [REDIRECT_URI],
+        grant_types: ['authorization_code', 'refresh_token'],
+        response_types: ['code'],
+        token_endpoint_auth_method: 'client_secret_basic',
+      },
+    ],
+    scopes: ['api'],
+    adapter: (model: string) => new MemoryAdapter(model, store),
+    features: { introspection: { enabled: true }, devInteractions: { enabled: false } },
+    ttl: { AuthorizationCode: 600, AccessToken: 7200, Grant: 3600, RefreshToken: 86400 },
+    findAccount: async (_ctx: unknown, id: string) => ({ accountId: id, claims: async () => ({ sub: id }) }),
+    issueRefreshToken: async () => true,
+  })
+  const server = createServer(provider.callback())
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const port = (server.address() as { port: number }).port
+  const client = await provider.Client.find('bench')
+  const { s256 } = await import('../packages/oauth-server/src/domain/pkce.ts')
+  const codes: string[] = []
+  for (let i = 0; i <= CODES; i++) {
+    const grant = new provider.Grant({ accountId: 'bench', clientId: 'bench' })
+    grant.addOIDCScope('api')
+    const grantId = await grant.save()
+    codes.push(
+      await new provider.AuthorizationCode({
+        accountId: 'bench',
+        client,
+        grantId,
+        scope: 'api',
+        redirectUri: REDIRECT_URI,
+        codeChallenge: s256(VERIFIER),
+        codeChallengeMethod: 'S256',
+      }).save(),
+    )
+  }
+  const authorization = basic('bench', clientSecret)
+  const first = await fetch(`http://127.0.0.1:${port}/token`, {
+    method: 'POST',
+    headers: { authorization, 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({
+      grant_type: 'authorization_code',
+      code: codes.pop() as string,
+      redirect_uri: REDIRECT_URI,
+      code_verifier: VERIFIER,
+    }),
+  })
+  const tokens = (await first.json()) as { access_token: string; refresh_token?: string }
+  if (first.status !== 200 || !tokens.refresh_token) {
+    throw new Error(`oidc-provider exchange answered ${first.status}: ${JSON.stringify(tokens)}`)
+  }
+  process.send?.({
+    port,
+    tokenPath: '/token',
+    introspectionPath: '/token/introspection',
+    authorization,
+    codes,
+    accessToken: tokens.access_token,
+  } satisfies Ready)
+  process.once('SIGTERM', () => {
+    server.close()
+    process.exit(0)
+  })
+}
+
+async function exchange(ready: Ready): Promise<CannonResult> {
+  let next = 0
+  const headers = { authorization: ready.authorization, 'content-type': 'application/x-www-form-urlencoded' }
+  return cannon(`http://127.0.0.1:${ready.port}`, {
+    amount: ready.codes.length,
+    requests: [
+      {
+        method: 'POST',
+        path: ready.tokenPath,
+        headers,
+        setupRequest: (request) => ({
+          ...request,
+          body: new URLSearchParams({
+            grant_type: 'authorization_code',
+            code: ready.codes[next++ % ready.codes.length] as string,
+            redirect_uri: REDIRECT_URI,
+            code_verifier: VERIFIER,
+          }).toString(),
+        }),
+      },
+    ],
+  })
+}
+
+async function introspect(ready: Ready): Promise<CannonResult> {
+  return cannon(`http://127.0.0.1:${ready.port}`, {
+    duration: SECONDS,
+    requests: [
+      {
+        method: 'POST',
+        path: ready.introspectionPath,
+        headers: { authorization: ready.authorization, 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ token: ready.accessToken }).toString(),
+      },
+    ],
+  })
+}
+
+async function main(): Promise<void> {
+  const results: Record<string, CannonResult> = {}
+  for (const [name, mode] of [
+    ['ours (PostgreSQL)', 'ours'],
+    ['oidc-provider (memory)', 'oidc'],
+  ] as const) {
+    const { child, ready } = await startChild<Ready>(script, mode)
+    try {
+      results[`${name} code exchange`] = await exchange(ready)
+      results[`${name} introspection`] = await introspect(ready)
+    } finally {
+      await stopChild(child)
+    }
+  }
+  for (const [name, result] of Object.entries(results)) console.log(row(name, result))
+  const rps = (key: string) => throughput(results[key] as CannonResult)
+  console.log(
+    `\ncode exchange   ours : oidc-provider = ${(rps('ours (PostgreSQL) code exchange') / rps('oidc-provider (memory) code exchange')).toFixed(2)}x`,
+  )
+  console.log(
+    `introspection   ours : oidc-provider = ${(rps('ours (PostgreSQL) introspection') / rps('oidc-provider (memory) introspection')).toFixed(2)}x`,
+  )
+}
+
+const mode = process.argv[2]
+if (mode === 'ours') await serveOurs()
+else if (mode === 'oidc') await serveOidcProvider()
+else await main()

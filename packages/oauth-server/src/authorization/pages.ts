@@ -1,0 +1,61 @@
+/** The sign-in, two-factor and consent pages. Every form carries the session's CSRF token. */
+import { SCOPE_DESCRIPTIONS, type Scope } from '../domain/scopes.ts'
+import { html, type SafeHtml } from '../pages/html.ts'
+import type { AuthorizationRequest } from './request.ts'
+
+const csrfField = (token: string) => html`<input type="hidden" name="csrf_token" value="${token}">`
+
+export function signInPage(options: { csrf: string; returnTo: string; error?: string | undefined }): SafeHtml {
+  return html`<h1>Sign in</h1>
+${options.error ? html`<p class="error" role="alert">${options.error}</p>` : ''}
+<form method="post" action="/users/sign_in">
+${csrfField(options.csrf)}
+<input type="hidden" name="return_to" value="${options.returnTo}">
+<label for="username">Username</label>
+<input type="text" id="username" name="username" autocomplete="username" required autofocus>
+<label for="password">Password</label>
+<input type="password" id="password" name="password" autocomplete="current-password" required>
+<button type="submit">Sign in</button>
+</form>`
+}
+
+export function twoFactorPage(options: { csrf: string; returnTo: string; error?: string | undefined }): SafeHtml {
+  return html`<h1>Two-factor authentication</h1>
+${options.error ? html`<p class="error" role="alert">${options.error}</p>` : ''}
+<form method="post" action="/users/two_factor">
+${csrfField(options.csrf)}
+<input type="hidden" name="return_to" value="${options.returnTo}">
+<label for="otp_attempt">Code from your authenticator app</label>
+<input type="text" id="otp_attempt" name="otp_attempt" inputmode="numeric" pattern="[0-9]{6}" autocomplete="one-time-code" required autofocus>
+<button type="submit">Verify</button>
+</form>`
+}
+
+export function consentPage(options: { csrf: string; request: AuthorizationRequest; username: string }): SafeHtml {
+  const { request } = options
+  const hidden: Record<string, string | undefined> = {
+    client_id: request.client.uid,
+    redirect_uri: request.redirectUri,
+    response_type: request.responseType,
+    scope: request.scopes.join(' '),
+    state: request.state,
+    code_challenge: request.codeChallenge,
+    code_challenge_method: request.codeChallengeMethod,
+    nonce: request.nonce,
+  }
+  return html`<h1>Authorize ${request.client.name}?</h1>
+<p>${request.client.name} asks to use your account <strong>${options.username}</strong>.</p>
+<p>It will be able to:</p>
+<ul class="scopes">
+${request.scopes.map((s) => html`<li><strong>${s}</strong>: ${SCOPE_DESCRIPTIONS[s as Scope] ?? ''}</li>`)}
+</ul>
+<p>You will be sent to ${new URL(request.redirectUri).origin}.</p>
+<form method="post" action="/oauth/authorize">
+${csrfField(options.csrf)}
+${Object.entries(hidden).map(([k, v]) => (v === undefined ? '' : html`<input type="hidden" name="${k}" value="${v}">`))}
+<div class="actions">
+<button type="submit" name="decision" value="approve">Authorize</button>
+<button type="submit" name="decision" value="deny" class="secondary">Deny</button>
+</div>
+</form>`
+}

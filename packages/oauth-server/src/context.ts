@@ -1,0 +1,26 @@
+import type { Kysely } from 'kysely'
+import type { OAuthSettings } from './config.ts'
+import type { Application, OAuthDB } from './db/schema.ts'
+import type { OpenIdKeys } from './openid.ts'
+import type { BearerTokenRow } from './repositories/tokens.ts'
+import type { Throttle } from './throttle.ts'
+import type { TtlCache } from './token-cache.ts'
+
+/** What routes and grant handlers share: the database, the settings, the throttle. */
+export interface ServerContext {
+  db: Kysely<OAuthDB>
+  settings: OAuthSettings
+  throttle: Throttle
+  /** Access-token lookups of the API hot path; cleared by every revocation here. */
+  tokenCache: TtlCache<CachedToken>
+  /** Applications by client_id (secrets are still verified on every request). */
+  clientCache: TtlCache<Application>
+  /** id_token signing keys (OpenID Connect) */
+  openid: OpenIdKeys
+}
+
+/** A token lookup with the instant it expires (by the database clock at lookup time). */
+export interface CachedToken {
+  row: BearerTokenRow
+  expiresAt: number
+}

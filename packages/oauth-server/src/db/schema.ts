@@ -1,0 +1,141 @@
+import type { ColumnType, Generated, Insertable, Selectable } from 'kysely'
+
+type Timestamp = ColumnType<Date, Date | string, Date | string>
+type Defaulted<T> = ColumnType<T, T | undefined, T>
+
+export interface UsersTable {
+  id: Generated<number>
+  username: string
+  email: string | null
+  name: string
+  password_hash: string
+  otp_secret: string | null
+  otp_last_step: number | null
+  admin: Defaulted<boolean>
+  locked: Defaulted<boolean>
+  bio: Defaulted<string>
+  location: Defaulted<string>
+  public_email: Defaulted<string>
+  website_url: Defaulted<string>
+  organization: Defaulted<string>
+  job_title: Defaulted<string>
+  created_at: Generated<Date>
+  confirmed_at: Timestamp | null
+  last_sign_in_at: Timestamp | null
+  current_sign_in_at: Timestamp | null
+  last_activity_on: ColumnType<Date | null, string | null, string | null>
+}
+
+export interface SessionsTable {
+  id_digest: Buffer
+  user_id: number | null
+  pending_user_id: number | null
+  created_at: Generated<Date>
+  authenticated_at: Timestamp | null
+  expires_at: Timestamp
+}
+
+export interface ApplicationsTable {
+  id: Generated<number>
+  uid: string
+  secret_digest: Buffer | null
+  name: string
+  redirect_uris: string[]
+  scopes: string[]
+  confidential: boolean
+  trusted: Defaulted<boolean>
+  grant_types: Defaulted<string[]>
+  owner_id: number | null
+  created_at: Generated<Date>
+  updated_at: Generated<Date>
+}
+
+export interface AuthorizationCodesTable {
+  id: Generated<number>
+  digest: Buffer
+  application_id: number
+  user_id: number
+  redirect_uri: string
+  scopes: string[]
+  code_challenge: string | null
+  code_challenge_method: string | null
+  grant_id: string
+  created_at: Generated<Date>
+  expires_at: Timestamp
+  consumed_at: Timestamp | null
+  nonce: ColumnType<string | null, string | null | undefined, string | null>
+  auth_time: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>
+}
+
+export interface AccessTokensTable {
+  id: Generated<number>
+  digest: Buffer
+  application_id: number | null
+  user_id: number
+  scopes: string[]
+  grant_id: string
+  created_at: Generated<Date>
+  expires_at: Timestamp
+  revoked_at: Timestamp | null
+}
+
+export interface RefreshTokensTable {
+  id: Generated<number>
+  digest: Buffer
+  application_id: number | null
+  user_id: number
+  access_token_id: number | null
+  scopes: string[]
+  grant_id: string
+  created_at: Generated<Date>
+  rotated_at: Timestamp | null
+  revoked_at: Timestamp | null
+}
+
+export interface PersonalAccessTokensTable {
+  id: Generated<number>
+  digest: Buffer
+  user_id: number
+  name: string
+  scopes: string[]
+  created_at: Generated<Date>
+  expires_at: ColumnType<Date | null, string | null, string | null>
+  revoked_at: Timestamp | null
+  last_used_at: Timestamp | null
+}
+
+export interface ConsentsTable {
+  user_id: number
+  application_id: number
+  scopes: string[]
+  created_at: Generated<Date>
+  updated_at: Generated<Date>
+}
+
+export interface SigningKeysTable {
+  kid: string
+  alg: string
+  public_jwk: ColumnType<Record<string, unknown>, string, string>
+  private_jwk_sealed: string
+  created_at: Generated<Date>
+  retired_at: Timestamp | null
+}
+
+export interface OAuthDB {
+  users: UsersTable
+  sessions: SessionsTable
+  applications: ApplicationsTable
+  authorization_codes: AuthorizationCodesTable
+  access_tokens: AccessTokensTable
+  refresh_tokens: RefreshTokensTable
+  personal_access_tokens: PersonalAccessTokensTable
+  consents: ConsentsTable
+  signing_keys: SigningKeysTable
+}
+
+export type User = Selectable<UsersTable>
+export type NewUser = Insertable<UsersTable>
+export type Application = Selectable<ApplicationsTable>
+export type AuthorizationCode = Selectable<AuthorizationCodesTable>
+export type AccessToken = Selectable<AccessTokensTable>
+export type PersonalAccessToken = Selectable<PersonalAccessTokensTable>

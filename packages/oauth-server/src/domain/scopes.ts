@@ -1,0 +1,54 @@
+/**
+ * Scopes that guard something real in this service (GitLab's names and meanings).
+ * `api`: everything, read and write; `read_api`: every read route; `read_user`: the current user;
+ * `openid` (+ `profile`, `email`): an id_token and /oauth/userinfo (OpenID Connect).
+ */
+export const SCOPES = ['api', 'read_api', 'read_user', 'openid', 'profile', 'email'] as const
+export type Scope = (typeof SCOPES)[number]
+
+export const SCOPE_DESCRIPTIONS: Record<Scope, string> = {
+  api: 'Full read and write access to the API, including your profile and tokens.',
+  read_api: 'Read access to the API: your profile, other users, your tokens.',
+  read_user: 'Read-only access to your profile (username, name, email).',
+  openid: 'Sign you in to the application with your identity (your user id).',
+  profile: 'Your name and username, in the sign-in token.',
+  email: 'Your email address, in the sign-in token.',
+}
+
+export function isKnownScope(value: string): value is Scope {
+  return (SCOPES as readonly string[]).includes(value)
+}
+
+/** `"api read_user"` -> `["api", "read_user"]` (RFC 6749 3.3: space-delimited, order irrelevant, deduplicated). */
+export function parseScope(value: string | undefined): string[] {
+  if (value === undefined) return []
+  return [...new Set(value.split(' ').filter((s) => s.length > 0))]
+}
+
+export function formatScope(scopes: readonly string[]): string {
+  return scopes.join(' ')
+}
+
+/** True when every scope of `requested` is in `granted`. */
+export function within(requested: readonly string[], granted: readonly string[]): boolean {
+  return requested.every((s) => granted.includes(s))
+}
+
+/** RFC 6749 3.3 scope-token characters: %x21 / %x23-5B / %x5D-7E. */
+const SCOPE_TOKEN = /^[\x21\x23-\x5B\x5D-\x7E]+$/
+
+export type ScopeCheck = { ok: true; scopes: string[] } | { ok: false; reason: string }
+
+/**
+ * The scopes a request gets: what it asked for, all of it known and allowed for the client;
+ * nothing asked means everything the client is registered for.
+ */
+export function resolveScopes(requested: string | undefined, allowed: readonly string[]): ScopeCheck {
+  const asked = parseScope(requested)
+  if (requested !== undefined && asked.length === 0) return { ok: false, reason: 'The requested scope is empty.' }
+  for (const s of asked) {
+    if (!SCOPE_TOKEN.test(s) || !isKnownScope(s)) return { ok: false, reason: `The scope "${s}" is unknown.` }
+    if (!allowed.includes(s)) return { ok: false, reason: `The scope "${s}" is not allowed for this application.` }
+  }
+  return { ok: true, scopes: asked.length ? asked : [...allowed] }
+}

@@ -1,0 +1,47 @@
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
+
+/**
+ * Prefixes of every credential the server issues: secret scanners can recognise them and a
+ * token presented at the wrong place is told apart without a lookup.
+ */
+export const PREFIX = {
+  accessToken: 'cmpa_',
+  refreshToken: 'cmpr_',
+  code: 'cmpc_',
+  clientSecret: 'cmps_',
+  personalAccessToken: 'cmpp_',
+  session: '',
+} as const
+
+export type SecretKind = keyof typeof PREFIX
+
+/** A new random 256-bit credential with its prefix (base64url body, 43 characters). */
+export function generateSecret(kind: SecretKind): string {
+  return PREFIX[kind] + randomBytes(32).toString('base64url')
+}
+
+/** The only form in which a credential is stored: SHA-256 of the full string. */
+export function digest(secret: string): Buffer {
+  return createHash('sha256').update(secret, 'utf8').digest()
+}
+
+/** Compares a presented secret with a stored digest in constant time. */
+export function matchesDigest(secret: string, stored: Buffer | null | undefined): boolean {
+  if (stored?.length !== 32) return false
+  return timingSafeEqual(digest(secret), stored)
+}
+
+/** Constant-time equality of two strings (compares their digests, so lengths leak nothing). */
+export function safeEqual(a: string, b: string): boolean {
+  return timingSafeEqual(digest(a), digest(b))
+}
+
+/** A value derived from a secret for one purpose (the CSRF token of a session). */
+export function derive(secret: string, purpose: string): string {
+  return createHmac('sha256', secret).update(purpose).digest('base64url')
+}
+
+/** Public application ids: random, not secret, no prefix needed by clients. */
+export function generateClientId(): string {
+  return randomBytes(24).toString('base64url')
+}

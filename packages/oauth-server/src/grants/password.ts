@@ -1,0 +1,50 @@
+/**
+ * grant_type=password (RFC 6749 4.3). Legacy: the client sees the password. GitLab allows it
+ * without client authentication; users with two-factor authentication are refused (they use
+ * personal access tokens). Failures are throttled per account and per IP. No refresh token.
+ */
+import { resolveScopes, SCOPES } from '../domain/scopes.ts'
+import { InvalidGrant, InvalidScope, TemporarilyUnavailable } from '../errors.ts'
+import { verifyPassword } from '../passwords.ts'
+import { findUserByUsername, recordSignIn } from '../repositories/users.ts'
+import { issueTokens, newGrantId } from './issue.ts'
+import { type GrantHandler, requireParam } from './types.ts'
+
+const BAD_CREDENTIALS =
+  'The provided authorization grant is invalid, expired, revoked, does not match the redirection URI used in the authorization request, or was issued to another client.'
+
+export const passwordGrant: GrantHandler = {
+  parameters: ['username', 'password', 'scope'],
+  clientRequired: false,
+
+  async handle({ db, throttle }, { params, client, ip }) {
+    const username = requireParam(params, 'username')
+    const password = requireParam(params, 'password')
+    // check the scope first: a malformed request costs no password verification
+    const scope = resolveScopes(params.scope, client ? client.scopes : SCOPES)
+    if (!scope.ok) throw new InvalidScope(scope.reason)
+    const wait = await throttle.blocked(username, ip)
+    if (wait !== undefined) throw new TemporarilyUnavailable('Too many failed sign-in attempts. Retry later.', wait)
+    const user = await findUserByUsername(db, username)
+    if (!(await verifyPassword(user?.password_hash, password)) || !user) {
+      await throttle.failed(username, ip)
+      throw new InvalidGrant(BAD_CREDENTIALS)
+    }
+    await throttle.succeeded(username)
+    if (user.locked) throw new InvalidGrant('The account is locked.')
+    if (user.otp_secret) {
+      throw new InvalidGrant(
+        'The password grant is disabled for users with two-factor authentication; use a personal access token.',
+      )
+    }
+    await recordSignIn(db, user.id)
+    return issueTokens(db, {
+      applicationId: client?.id ?? null,
+      userId: user.id,
+      // GitLab's default scope when a client-less request names none
+      scopes: params.scope === undefined && !client ? ['api'] : scope.scopes,
+      grantId: newGrantId(),
+      refresh: false,
+    })
+  },
+}

@@ -1,0 +1,59 @@
+/** grant_type=refresh_token (RFC 6749 6) with rotation and reuse detection (RFC 9700 4.14.2). */
+import { parseScope, within } from '../domain/scopes.ts'
+import { digest } from '../domain/secrets.ts'
+import { InvalidGrant, InvalidScope } from '../errors.ts'
+import { findRefreshToken, revokeAccessToken, revokeGrant, rotateRefreshToken } from '../repositories/tokens.ts'
+import { idTokenFor } from './authorization-code.ts'
+import { issueTokens } from './issue.ts'
+import { type GrantHandler, INVALID_GRANT_MESSAGE, requireParam } from './types.ts'
+
+export const refreshTokenGrant: GrantHandler = {
+  parameters: ['refresh_token', 'scope'],
+  clientRequired: true,
+
+  async handle(context, { params, client }) {
+    const { db, tokenCache } = context
+    const presented = requireParam(params, 'refresh_token')
+    const token = await findRefreshToken(db, digest(presented))
+    if (!token || token.revoked_at || token.application_id !== (client?.id ?? null)) {
+      throw new InvalidGrant(INVALID_GRANT_MESSAGE)
+    }
+    if (token.rotated_at) {
+      // reuse of a rotated token: someone else holds this family; end it
+      await revokeGrant(db, token.grant_id)
+      tokenCache.clear()
+      throw new InvalidGrant(INVALID_GRANT_MESSAGE)
+    }
+    let scopes = token.scopes
+    if (params.scope !== undefined) {
+      const asked = parseScope(params.scope)
+      if (asked.length === 0 || !within(asked, token.scopes)) {
+        throw new InvalidScope('The requested scope exceeds the scope granted by the resource owner.')
+      }
+      scopes = asked
+    }
+    const result = await db.transaction().execute(async (trx) => {
+      if (!(await rotateRefreshToken(trx, token.id))) return undefined
+      if (token.access_token_id !== null) await revokeAccessToken(trx, token.access_token_id)
+      return issueTokens(trx, {
+        applicationId: token.application_id,
+        userId: token.user_id,
+        scopes,
+        grantId: token.grant_id,
+        refresh: true,
+      })
+    })
+    tokenCache.clear()
+    if (!result) {
+      await revokeGrant(db, token.grant_id)
+      tokenCache.clear()
+      throw new InvalidGrant(INVALID_GRANT_MESSAGE)
+    }
+    if (!scopes.includes('openid') || !client) return result
+    // OpenID Connect Core 12.2: a fresh id_token for the same user
+    return {
+      ...result,
+      id_token: await idTokenFor(context, client, { userId: token.user_id, scopes, nonce: null, authTime: null }),
+    }
+  },
+}

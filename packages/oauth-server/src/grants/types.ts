@@ -1,0 +1,28 @@
+import type { ServerContext } from '../context.ts'
+import type { Application } from '../db/schema.ts'
+import { InvalidRequest } from '../errors.ts'
+import type { TokenResponse } from './issue.ts'
+
+/** One grant request after the shared steps: allow-listed parameters and the client, if any. */
+export interface GrantRequest {
+  params: Record<string, string | undefined>
+  client: Application | undefined
+  ip: string
+}
+
+export interface GrantHandler {
+  /** The parameters this grant reads (RFC 6749 3.2: anything else is ignored). */
+  readonly parameters: readonly string[]
+  /** Whether the client must identify itself (public) or authenticate (confidential). */
+  readonly clientRequired: boolean
+  handle(context: ServerContext, request: GrantRequest): Promise<TokenResponse>
+}
+
+export function requireParam(params: Record<string, string | undefined>, name: string): string {
+  const value = params[name]
+  if (value === undefined || value === '') throw new InvalidRequest(`Missing required parameter: ${name}.`)
+  return value
+}
+
+export const INVALID_GRANT_MESSAGE =
+  'The provided authorization grant is invalid, expired, revoked, does not match the redirection URI used in the authorization request, or was issued to another client.'

@@ -1,0 +1,93 @@
+/**
+ * Server-side browser sessions for the pages: the cookie carries a random 256-bit id, the
+ * database only its digest. CSRF tokens derive from the raw id (HMAC), so they change with it
+ * and never sit in the database. The id is replaced on every sign-in step (no fixation).
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { ServerContext } from '../context.ts'
+import { ANONYMOUS_SESSION_TTL, SESSION_TTL } from '../domain/lifetimes.ts'
+import { derive, digest, generateSecret, safeEqual } from '../domain/secrets.ts'
+import { deleteSession, findLiveSession, type SessionRow } from '../repositories/sessions.ts'
+
+export interface Session {
+  rawId: string
+  row: SessionRow
+}
+
+function cookieName(context: ServerContext): string {
+  // __Host- pins the cookie to this origin when it can be Secure
+  return isSecure(context) ? '__Host-campus_session' : 'campus_session'
+}
+
+const isSecure = (context: ServerContext) => context.settings.issuer.startsWith('https:')
+
+export async function loadSession(request: FastifyRequest, context: ServerContext): Promise<Session | undefined> {
+  const rawId = request.cookies[cookieName(context)]
+  if (!rawId || rawId.length > 100) return undefined
+  const row = await findLiveSession(context.db, digest(rawId))
+  return row ? { rawId, row } : undefined
+}
+
+function setCookie(reply: FastifyReply, context: ServerContext, rawId: string, ttlSeconds: number): void {
+  reply.setCookie(cookieName(context), rawId, {
+    path: '/',
+    httpOnly: true,
+    sameSite: 'lax',
+    secure: isSecure(context),
+    maxAge: ttlSeconds,
+  })
+}
+
+/** A new session (anonymous, half signed-in or signed-in) replacing `previous`. */
+export async function startSession(
+  reply: FastifyReply,
+  context: ServerContext,
+  previous: Session | undefined,
+  state: { userId?: number; pendingUserId?: number } = {},
+): Promise<Session> {
+  if (previous) await deleteSession(context.db, previous.row.id_digest)
+  const rawId = generateSecret('session')
+  const signedIn = state.userId !== undefined
+  const ttl = signedIn ? SESSION_TTL : ANONYMOUS_SESSION_TTL
+  const id = digest(rawId)
+  await context.db
+    .insertInto('sessions')
+    .values({
+      id_digest: id,
+      user_id: state.userId ?? null,
+      pending_user_id: state.pendingUserId ?? null,
+      authenticated_at: signedIn ? new Date() : null,
+      expires_at: new Date(Date.now() + ttl * 1000),
+    })
+    .execute()
+  setCookie(reply, context, rawId, ttl)
+  return {
+    rawId,
+    row: {
+      id_digest: id,
+      user_id: state.userId ?? null,
+      pending_user_id: state.pendingUserId ?? null,
+      authenticated_at: signedIn ? new Date() : null,
+      expires_at: new Date(Date.now() + ttl * 1000),
+    },
+  }
+}
+
+export async function ensureSession(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  context: ServerContext,
+): Promise<Session> {
+  return (await loadSession(request, context)) ?? startSession(reply, context, undefined)
+}
+
+export async function endSession(reply: FastifyReply, context: ServerContext, session: Session | undefined) {
+  if (session) await deleteSession(context.db, session.row.id_digest)
+  reply.clearCookie(cookieName(context), { path: '/' })
+}
+
+export const csrfToken = (session: Session): string => derive(session.rawId, 'csrf')
+
+export function validCsrf(session: Session | undefined, token: unknown): session is Session {
+  return session !== undefined && typeof token === 'string' && safeEqual(token, csrfToken(session))
+}

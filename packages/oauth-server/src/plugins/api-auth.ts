@@ -1,0 +1,97 @@
+/**
+ * Who calls /api/v4: an OAuth access token (`Authorization: Bearer`, `?access_token=`) or a
+ * personal access token (`PRIVATE-TOKEN`, `?private_token=`, or Bearer). GitLab's answers:
+ * nothing sent -> 401 {"message":"401 Unauthorized"}; bad token -> 401 invalid_token (RFC 6750);
+ * a scope missing -> 403 insufficient_scope naming the scopes that would do.
+ */
+import type { FastifyRequest } from 'fastify'
+import type { ServerContext } from '../context.ts'
+import type { User } from '../db/schema.ts'
+import { digest, PREFIX } from '../domain/secrets.ts'
+import { ApiError, InsufficientScope, InvalidToken, Unauthenticated } from '../errors.ts'
+import { findPersonalAccessToken, touchPersonalAccessToken } from '../repositories/personal-access-tokens.ts'
+import { type BearerTokenRow, findAccessTokenWithUser } from '../repositories/tokens.ts'
+import { findUserById } from '../repositories/users.ts'
+
+export interface Principal {
+  user: User
+  scopes: string[]
+  kind: 'oauth' | 'personal_access_token'
+}
+
+export const TOKEN_INVALID = 'The access token is invalid'
+export const TOKEN_EXPIRED = 'Token is expired. You can either do re-authorization or token refresh.'
+export const TOKEN_REVOKED = 'Token was revoked. You have to re-authorize from the user.'
+
+export const TOKEN_DESCRIPTIONS = { invalid: TOKEN_INVALID, revoked: TOKEN_REVOKED, expired: TOKEN_EXPIRED } as const
+
+export type TokenLookup =
+  | { status: 'active'; row: BearerTokenRow; expiresIn: number }
+  | { status: 'invalid' | 'revoked' | 'expired' }
+
+/** An OAuth access token's state, through the short-lived cache (only live tokens are cached). */
+export async function lookupAccessToken(context: ServerContext, token: string): Promise<TokenLookup> {
+  const key = digest(token)
+  const cacheKey = key.toString('base64')
+  let cached = context.tokenCache.get(cacheKey)
+  if (!cached) {
+    const row = await findAccessTokenWithUser(context.db, key)
+    if (!row) return { status: 'invalid' }
+    if (row.revoked_at) return { status: 'revoked' }
+    cached = { row, expiresAt: Date.now() + row.expires_in * 1000 }
+    context.tokenCache.set(cacheKey, cached)
+  }
+  const expiresIn = Math.floor((cached.expiresAt - Date.now()) / 1000)
+  return expiresIn > 0 ? { status: 'active', row: cached.row, expiresIn } : { status: 'expired' }
+}
+
+interface Presented {
+  token: string
+  personal: boolean
+}
+
+function single(value: unknown): string | undefined {
+  return typeof value === 'string' && value !== '' ? value : undefined
+}
+
+/** The credential of a request, in GitLab's order of precedence. */
+export function presentedToken(request: FastifyRequest): Presented | undefined {
+  const query = request.query as Record<string, unknown> | undefined
+  const privateToken = single(request.headers['private-token']) ?? single(query?.private_token)
+  if (privateToken) return { token: privateToken, personal: true }
+  const authorization = request.headers.authorization
+  if (authorization && /^bearer /i.test(authorization)) {
+    const token = authorization.slice(7).trim()
+    return { token, personal: token.startsWith(PREFIX.personalAccessToken) }
+  }
+  const accessToken = single(query?.access_token)
+  if (accessToken) return { token: accessToken, personal: accessToken.startsWith(PREFIX.personalAccessToken) }
+  return undefined
+}
+
+export async function authenticate(request: FastifyRequest, context: ServerContext): Promise<Principal> {
+  const presented = presentedToken(request)
+  if (!presented) throw new Unauthenticated()
+  let principal: Principal
+  if (presented.personal) {
+    const pat = await findPersonalAccessToken(context.db, digest(presented.token))
+    if (!pat) throw new InvalidToken(TOKEN_INVALID)
+    if (pat.revoked_at) throw new InvalidToken(TOKEN_REVOKED)
+    if (pat.expired) throw new InvalidToken(TOKEN_EXPIRED)
+    const user = await findUserById(context.db, pat.user_id)
+    if (!user) throw new InvalidToken(TOKEN_INVALID)
+    await touchPersonalAccessToken(context.db, pat.id)
+    principal = { user, scopes: pat.scopes, kind: 'personal_access_token' }
+  } else {
+    const lookup = await lookupAccessToken(context, presented.token)
+    if (lookup.status !== 'active') throw new InvalidToken(TOKEN_DESCRIPTIONS[lookup.status])
+    principal = { user: lookup.row.user, scopes: lookup.row.scopes, kind: 'oauth' }
+  }
+  if (principal.user.locked) throw new ApiError(403, '403 Forbidden - Your account has been blocked.')
+  return principal
+}
+
+/** Passes when the principal holds any of `accepted`. */
+export function requireScope(principal: Principal, accepted: readonly string[]): void {
+  if (!accepted.some((s) => principal.scopes.includes(s))) throw new InsufficientScope(accepted.join(' '))
+}

@@ -1,0 +1,49 @@
+import { type Kysely, sql } from 'kysely'
+import type { OAuthDB, PersonalAccessToken } from '../db/schema.ts'
+
+type Db = Kysely<OAuthDB>
+
+export async function insertPersonalAccessToken(
+  db: Db,
+  values: { digest: Buffer; userId: number; name: string; scopes: string[]; expiresAt: string | null },
+): Promise<PersonalAccessToken> {
+  return db
+    .insertInto('personal_access_tokens')
+    .values({
+      digest: values.digest,
+      user_id: values.userId,
+      name: values.name,
+      scopes: values.scopes,
+      expires_at: values.expiresAt,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow()
+}
+
+export async function findPersonalAccessToken(
+  db: Db,
+  digest: Buffer,
+): Promise<(PersonalAccessToken & { expired: boolean }) | undefined> {
+  return db
+    .selectFrom('personal_access_tokens')
+    .selectAll()
+    .select(sql<boolean>`coalesce(expires_at <= current_date, false)`.as('expired'))
+    .where('digest', '=', digest)
+    .executeTakeFirst()
+}
+
+export async function listPersonalAccessTokens(db: Db, userId: number): Promise<PersonalAccessToken[]> {
+  return db.selectFrom('personal_access_tokens').selectAll().where('user_id', '=', userId).orderBy('id').execute()
+}
+
+/** Last use, at most once a minute per token so reads do not turn into a write each. */
+export async function touchPersonalAccessToken(db: Db, id: number): Promise<void> {
+  await db
+    .updateTable('personal_access_tokens')
+    .set({ last_used_at: sql<Date>`now()` })
+    .where('id', '=', id)
+    .where((eb) =>
+      eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', sql<Date>`now() - interval '1 minute'`)]),
+    )
+    .execute()
+}

@@ -1,0 +1,204 @@
+import { type Kysely, sql, type Transaction } from 'kysely'
+import type { OAuthDB, User } from '../db/schema.ts'
+
+type Db = Kysely<OAuthDB> | Transaction<OAuthDB>
+
+export interface NewTokenPair {
+  accessDigest: Buffer
+  refreshDigest: Buffer | null
+  applicationId: number | null
+  userId: number
+  scopes: string[]
+  grantId: string
+  ttlSeconds: number
+}
+
+/** Inserts an access token (and its refresh token); returns the creation time. */
+export async function insertTokenPair(db: Db, pair: NewTokenPair): Promise<Date> {
+  const access = await db
+    .insertInto('access_tokens')
+    .values({
+      digest: pair.accessDigest,
+      application_id: pair.applicationId,
+      user_id: pair.userId,
+      scopes: pair.scopes,
+      grant_id: pair.grantId,
+      expires_at: sql<Date>`now() + make_interval(secs => ${pair.ttlSeconds})`,
+    })
+    .returning(['id', 'created_at'])
+    .executeTakeFirstOrThrow()
+  if (pair.refreshDigest) {
+    await db
+      .insertInto('refresh_tokens')
+      .values({
+        digest: pair.refreshDigest,
+        application_id: pair.applicationId,
+        user_id: pair.userId,
+        access_token_id: access.id,
+        scopes: pair.scopes,
+        grant_id: pair.grantId,
+      })
+      .execute()
+  }
+  return access.created_at
+}
+
+export interface AccessTokenInfo {
+  id: number
+  user_id: number
+  application_id: number | null
+  application_uid: string | null
+  scopes: string[]
+  created_at: Date
+  expires_at: Date
+  revoked_at: Date | null
+  /** seconds until expiry by the database clock (negative once expired) */
+  expires_in: number
+}
+
+/** One query for the hot path of every API call: the token and its application id. */
+export async function findAccessToken(db: Db, digest: Buffer): Promise<AccessTokenInfo | undefined> {
+  return db
+    .selectFrom('access_tokens as t')
+    .leftJoin('applications as a', 'a.id', 't.application_id')
+    .select([
+      't.id',
+      't.user_id',
+      't.application_id',
+      'a.uid as application_uid',
+      't.scopes',
+      't.created_at',
+      't.expires_at',
+      't.revoked_at',
+      sql<number>`floor(extract(epoch from t.expires_at - now()))::int`.as('expires_in'),
+    ])
+    .where('t.digest', '=', digest)
+    .executeTakeFirst()
+}
+
+export interface RefreshTokenInfo {
+  id: number
+  application_id: number | null
+  user_id: number
+  access_token_id: number | null
+  scopes: string[]
+  grant_id: string
+  created_at: Date
+  rotated_at: Date | null
+  revoked_at: Date | null
+}
+
+export async function findRefreshToken(db: Db, digest: Buffer): Promise<RefreshTokenInfo | undefined> {
+  return db
+    .selectFrom('refresh_tokens')
+    .select([
+      'id',
+      'application_id',
+      'user_id',
+      'access_token_id',
+      'scopes',
+      'grant_id',
+      'created_at',
+      'rotated_at',
+      'revoked_at',
+    ])
+    .where('digest', '=', digest)
+    .executeTakeFirst()
+}
+
+/** Marks a refresh token used; false when it was already rotated or revoked (reuse or a concurrent rotation). */
+export async function rotateRefreshToken(db: Db, id: number): Promise<boolean> {
+  const row = await db
+    .updateTable('refresh_tokens')
+    .set({ rotated_at: sql<Date>`now()` })
+    .where('id', '=', id)
+    .where('rotated_at', 'is', null)
+    .where('revoked_at', 'is', null)
+    .returning('id')
+    .executeTakeFirst()
+  return row !== undefined
+}
+
+export async function revokeAccessToken(db: Db, id: number): Promise<void> {
+  await db
+    .updateTable('access_tokens')
+    .set({ revoked_at: sql<Date>`now()` })
+    .where('id', '=', id)
+    .where('revoked_at', 'is', null)
+    .execute()
+}
+
+/** Revokes every access and refresh token of one grant (a code's family or a refresh chain). */
+export async function revokeGrant(db: Db, grantId: string): Promise<void> {
+  await db
+    .updateTable('access_tokens')
+    .set({ revoked_at: sql<Date>`now()` })
+    .where('grant_id', '=', grantId)
+    .where('revoked_at', 'is', null)
+    .execute()
+  await db
+    .updateTable('refresh_tokens')
+    .set({ revoked_at: sql<Date>`now()` })
+    .where('grant_id', '=', grantId)
+    .where('revoked_at', 'is', null)
+    .execute()
+}
+
+export interface BearerTokenRow {
+  token_id: number
+  application_id: number | null
+  application_uid: string | null
+  scopes: string[]
+  token_created_at: Date
+  expires_at: Date
+  revoked_at: Date | null
+  expires_in: number
+  user: User
+}
+
+/**
+ * The hot path of every API call: the access token, its application id and its user, in one
+ * query. Expiry is computed by the database clock.
+ */
+export async function findAccessTokenWithUser(db: Db, digest: Buffer): Promise<BearerTokenRow | undefined> {
+  const row = await db
+    .selectFrom('access_tokens as t')
+    .innerJoin('users as u', 'u.id', 't.user_id')
+    .leftJoin('applications as a', 'a.id', 't.application_id')
+    .selectAll('u')
+    .select([
+      't.id as token_id',
+      't.application_id',
+      'a.uid as application_uid',
+      't.scopes',
+      't.created_at as token_created_at',
+      't.expires_at',
+      't.revoked_at',
+      sql<number>`floor(extract(epoch from t.expires_at - now()))::int`.as('expires_in'),
+    ])
+    .where('t.digest', '=', digest)
+    .executeTakeFirst()
+  if (!row) return undefined
+  const {
+    token_id,
+    application_id,
+    application_uid,
+    scopes,
+    token_created_at,
+    expires_at,
+    revoked_at,
+    expires_in,
+    ...user
+  } = row
+  return {
+    token_id,
+    application_id,
+    application_uid,
+    scopes,
+    token_created_at,
+    expires_at,
+    revoked_at,
+    expires_in,
+    user: user as User,
+  }
+}

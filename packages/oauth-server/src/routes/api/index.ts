@@ -1,0 +1,123 @@
+/** The /api/v4 surface: scope enforcement is real on every route (GitLab's scope names). */
+import Type from 'typebox'
+import type { ServerContext } from '../../context.ts'
+import { ApiError } from '../../errors.ts'
+import { authenticate, requireScope } from '../../plugins/api-auth.ts'
+import { listPersonalAccessTokens } from '../../repositories/personal-access-tokens.ts'
+import { findUserById, updateProfile } from '../../repositories/users.ts'
+import { MessageBody, OAuthErrorBody } from '../schemas.ts'
+import type { OAuthApp } from '../types.ts'
+import { ApiErrorResponses, ApiSecurity, CurrentUser, PersonalAccessTokenView, PublicUser } from './schemas.ts'
+import { currentUser, personalAccessToken, publicUser } from './views.ts'
+
+const TokenQuery = Type.Object(
+  {
+    access_token: Type.Optional(Type.String({ description: 'OAuth access token (prefer the Authorization header)' })),
+    private_token: Type.Optional(
+      Type.String({ description: 'Personal access token (prefer the PRIVATE-TOKEN header)' }),
+    ),
+  },
+  { additionalProperties: true },
+)
+
+const ProfileBody = Type.Object(
+  {
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+    bio: Type.Optional(Type.String({ maxLength: 255 })),
+    location: Type.Optional(Type.String({ maxLength: 255 })),
+    public_email: Type.Optional(Type.String({ maxLength: 255 })),
+    website_url: Type.Optional(Type.String({ maxLength: 255 })),
+    organization: Type.Optional(Type.String({ maxLength: 255 })),
+    job_title: Type.Optional(Type.String({ maxLength: 255 })),
+  },
+  { additionalProperties: false },
+)
+
+const READ_USER = ['api', 'read_api', 'read_user'] as const
+const READ_API = ['api', 'read_api'] as const
+const API = ['api'] as const
+
+export function apiRoutes(app: OAuthApp, context: ServerContext): void {
+  app.get(
+    '/api/v4/user',
+    {
+      schema: {
+        tags: ['API'],
+        summary: 'The current user (scope read_user, read_api or api)',
+        security: ApiSecurity,
+        querystring: TokenQuery,
+        response: { 200: CurrentUser, ...ApiErrorResponses },
+      },
+    },
+    async (request) => {
+      const principal = await authenticate(request, context)
+      requireScope(principal, READ_USER)
+      return currentUser(principal.user)
+    },
+  )
+
+  app.put(
+    '/api/v4/user',
+    {
+      schema: {
+        tags: ['API'],
+        summary: "Update the current user's profile (scope api)",
+        security: ApiSecurity,
+        querystring: TokenQuery,
+        body: ProfileBody,
+        response: { 200: CurrentUser, 400: OAuthErrorBody, ...ApiErrorResponses },
+      },
+    },
+    async (request) => {
+      const principal = await authenticate(request, context)
+      requireScope(principal, API)
+      const changes = Object.fromEntries(
+        Object.entries(request.body).map(([k, v]) => [k, k === 'name' ? String(v).trim() : String(v)]),
+      )
+      if (changes.name === '') throw new ApiError(400, '400 Bad request - name is empty')
+      const user = await updateProfile(context.db, principal.user.id, changes)
+      context.tokenCache.clear()
+      if (!user) throw new ApiError(404, '404 User Not Found')
+      return currentUser(user)
+    },
+  )
+
+  app.get(
+    '/api/v4/users/:id',
+    {
+      schema: {
+        tags: ['API'],
+        summary: 'A user by id (scope read_api or api)',
+        security: ApiSecurity,
+        params: Type.Object({ id: Type.Integer({ minimum: 1, maximum: 2 ** 53 - 1 }) }),
+        querystring: TokenQuery,
+        response: { 200: PublicUser, 404: MessageBody, ...ApiErrorResponses },
+      },
+    },
+    async (request) => {
+      const principal = await authenticate(request, context)
+      requireScope(principal, READ_API)
+      const user = await findUserById(context.db, request.params.id)
+      if (!user) throw new ApiError(404, '404 User Not Found')
+      return publicUser(user)
+    },
+  )
+
+  app.get(
+    '/api/v4/personal_access_tokens',
+    {
+      schema: {
+        tags: ['API'],
+        summary: "The current user's personal access tokens (scope api)",
+        security: ApiSecurity,
+        querystring: TokenQuery,
+        response: { 200: Type.Array(PersonalAccessTokenView), ...ApiErrorResponses },
+      },
+    },
+    async (request) => {
+      const principal = await authenticate(request, context)
+      requireScope(principal, API)
+      return (await listPersonalAccessTokens(context.db, principal.user.id)).map(personalAccessToken)
+    },
+  )
+}

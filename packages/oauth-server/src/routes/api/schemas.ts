@@ -1,0 +1,54 @@
+import Type from 'typebox'
+import { MessageBody, OAuthErrorBody } from '../schemas.ts'
+
+const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()])
+
+export const PublicUser = Type.Object({
+  id: Type.Integer(),
+  username: Type.String(),
+  name: Type.String(),
+  state: Type.String({ description: 'active or blocked' }),
+  locked: Type.Boolean(),
+  created_at: Nullable(Type.String({ format: 'date-time' })),
+  bio: Type.String(),
+  location: Type.String(),
+  public_email: Nullable(Type.String()),
+  website_url: Type.String(),
+  organization: Type.String(),
+  job_title: Type.String(),
+})
+
+export const CurrentUser = Type.Object({
+  ...PublicUser.properties,
+  last_sign_in_at: Nullable(Type.String({ format: 'date-time' })),
+  confirmed_at: Nullable(Type.String({ format: 'date-time' })),
+  last_activity_on: Nullable(Type.String({ format: 'date' })),
+  email: Nullable(Type.String()),
+  current_sign_in_at: Nullable(Type.String({ format: 'date-time' })),
+  two_factor_enabled: Type.Boolean(),
+  is_admin: Type.Optional(Type.Boolean({ description: 'Only for administrators' })),
+})
+
+export const PersonalAccessTokenView = Type.Object({
+  id: Type.Integer(),
+  name: Type.String(),
+  revoked: Type.Boolean(),
+  created_at: Nullable(Type.String({ format: 'date-time' })),
+  scopes: Type.Array(Type.String()),
+  user_id: Type.Integer(),
+  last_used_at: Nullable(Type.String({ format: 'date-time' })),
+  active: Type.Boolean(),
+  expires_at: Nullable(Type.String({ format: 'date' })),
+})
+
+/** 401 comes in two shapes: GitLab's message (nothing sent) or RFC 6750 invalid_token. */
+export const ApiErrorResponses = {
+  401: Type.Union([MessageBody, OAuthErrorBody], { description: 'No token, or invalid_token (WWW-Authenticate)' }),
+  403: Type.Union([OAuthErrorBody, MessageBody], { description: 'insufficient_scope, or blocked account' }),
+}
+
+export const ApiSecurity: Array<Record<string, string[]>> = [
+  { bearer: [] },
+  { accessTokenQuery: [] },
+  { privateToken: [] },
+]

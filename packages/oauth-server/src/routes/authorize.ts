@@ -1,0 +1,166 @@
+/** GET and POST /oauth/authorize: validate, sign in if needed, consent, redirect back. */
+import Type from 'typebox'
+import { consentPage } from '../authorization/pages.ts'
+import {
+  type AuthorizationRequest,
+  fromSearchParams,
+  type ParameterSource,
+  validateAuthorizationRequest,
+} from '../authorization/request.ts'
+import { approve, errorRedirect, targetOf } from '../authorization/response.ts'
+import type { ServerContext } from '../context.ts'
+import { within } from '../domain/scopes.ts'
+import { AccessDenied } from '../errors.ts'
+import { sendErrorPage, sendPage } from '../pages/layout.ts'
+import { csrfToken, loadSession, type Session, validCsrf } from '../pages/session.ts'
+import { findConsentScopes, recordConsent } from '../repositories/consents.ts'
+import { findUserById } from '../repositories/users.ts'
+import { HtmlPage, Redirect } from './pages-schema.ts'
+import type { OAuthApp } from './types.ts'
+
+const AuthorizeQuery = Type.Object(
+  {
+    client_id: Type.Optional(Type.String({ description: 'Application ID' })),
+    redirect_uri: Type.Optional(Type.String({ description: 'A registered redirect URI, exactly' })),
+    response_type: Type.Optional(Type.String({ description: 'code, or token (implicit, when enabled)' })),
+    scope: Type.Optional(Type.String({ description: 'Space-delimited; default: every scope of the application' })),
+    state: Type.Optional(Type.String({ description: 'Returned unchanged' })),
+    code_challenge: Type.Optional(Type.String({ description: 'PKCE (RFC 7636); required for public clients' })),
+    code_challenge_method: Type.Optional(Type.String({ description: 'S256' })),
+    nonce: Type.Optional(Type.String({ description: 'OpenID Connect: returned in the id_token' })),
+  },
+  { additionalProperties: true },
+)
+
+const INVALID_CLIENT_TITLE = 'The authorization request is invalid'
+
+function fromForm(body: unknown): ParameterSource {
+  const record = (body ?? {}) as Record<string, unknown>
+  return {
+    get: (name) => {
+      const v = record[name]
+      return typeof v === 'string' ? v : Array.isArray(v) ? String(v[0]) : undefined
+    },
+    repeated: (name) => Array.isArray(record[name]) && (record[name] as unknown[]).length > 1,
+  }
+}
+
+/** The GET URL that restarts this authorization request (used to come back after sign-in). */
+function authorizeUrl(request: AuthorizationRequest): string {
+  const params = new URLSearchParams({
+    client_id: request.client.uid,
+    redirect_uri: request.redirectUri,
+    response_type: request.responseType,
+    scope: request.scopes.join(' '),
+  })
+  if (request.state !== undefined) params.set('state', request.state)
+  if (request.codeChallenge !== undefined) params.set('code_challenge', request.codeChallenge)
+  if (request.codeChallengeMethod !== undefined) params.set('code_challenge_method', request.codeChallengeMethod)
+  if (request.nonce !== undefined) params.set('nonce', request.nonce)
+  return `/oauth/authorize?${params.toString()}`
+}
+
+async function signedInUser(context: ServerContext, session: Session | undefined) {
+  if (!session?.row.user_id) return undefined
+  const user = await findUserById(context.db, session.row.user_id)
+  return user && !user.locked ? user : undefined
+}
+
+export function authorizeRoutes(app: OAuthApp, context: ServerContext): void {
+  const { db, settings } = context
+
+  app.get(
+    '/oauth/authorize',
+    {
+      attachValidation: true,
+      schema: {
+        tags: ['OAuth'],
+        summary: 'Authorization endpoint (RFC 6749 3.1)',
+        description:
+          'Signs the user in (password, then TOTP when 2FA is on), asks for consent (skipped for trusted applications or an earlier consent covering the scopes), then redirects to redirect_uri with code, state and iss in the query, or for response_type=token with access_token, token_type, expires_in, scope, state and iss in the fragment. An unknown client or unregistered redirect URI shows an error page and never redirects.',
+        querystring: AuthorizeQuery,
+        response: {
+          200: HtmlPage('Consent page'),
+          302: Redirect('To the client (response or error), or to the sign-in page'),
+          400: HtmlPage('Invalid client_id or redirect_uri: no redirect'),
+        },
+      },
+    },
+    async (request, reply) => {
+      const query = new URLSearchParams(request.url.slice(request.url.indexOf('?') + 1 || request.url.length))
+      const validation = await validateAuthorizationRequest(db, settings, fromSearchParams(query))
+      if (validation.kind === 'page') return sendErrorPage(reply, 400, INVALID_CLIENT_TITLE, validation.message)
+      if (validation.kind === 'redirect') {
+        return reply.redirect(errorRedirect(validation.target, validation.error, settings.issuer), 302)
+      }
+      const authorization = validation.request
+      const session = await loadSession(request, context)
+      const user = await signedInUser(context, session)
+      if (!user) {
+        return reply.redirect(`/users/sign_in?return_to=${encodeURIComponent(authorizeUrl(authorization))}`, 302)
+      }
+      const consented = await findConsentScopes(db, user.id, authorization.client.id)
+      if (authorization.client.trusted || within(authorization.scopes, consented)) {
+        const authTime = session?.row.authenticated_at ?? null
+        return reply.redirect(await approve(db, authorization, user.id, settings.issuer, authTime), 302)
+      }
+      return sendPage(
+        reply,
+        200,
+        `Authorize ${authorization.client.name}`,
+        consentPage({ csrf: csrfToken(session as Session), request: authorization, username: user.username }),
+      )
+    },
+  )
+
+  app.post(
+    '/oauth/authorize',
+    {
+      attachValidation: true,
+      schema: {
+        tags: ['OAuth'],
+        summary: 'Consent decision',
+        description:
+          'Form posted by the consent page: the authorization parameters, csrf_token and decision=approve|deny. Answers 303 to the client.',
+        consumes: ['application/x-www-form-urlencoded'],
+        body: Type.Object(
+          { ...AuthorizeQuery.properties, csrf_token: Type.String(), decision: Type.String() },
+          { additionalProperties: true },
+        ),
+        response: {
+          303: Redirect('To the client with the response or access_denied'),
+          400: HtmlPage('Invalid client_id or redirect_uri'),
+          403: HtmlPage('Missing or wrong CSRF token'),
+        },
+      },
+    },
+    async (request, reply) => {
+      const body = (request.body ?? {}) as Record<string, unknown>
+      const session = await loadSession(request, context)
+      if (!validCsrf(session, body.csrf_token)) {
+        return sendErrorPage(
+          reply,
+          403,
+          'Request refused',
+          'The form expired or did not come from this site. Start again from the application.',
+        )
+      }
+      const validation = await validateAuthorizationRequest(db, settings, fromForm(body))
+      if (validation.kind === 'page') return sendErrorPage(reply, 400, INVALID_CLIENT_TITLE, validation.message)
+      if (validation.kind === 'redirect') {
+        return reply.redirect(errorRedirect(validation.target, validation.error, settings.issuer), 303)
+      }
+      const authorization = validation.request
+      const user = await signedInUser(context, session)
+      if (!user) {
+        return reply.redirect(`/users/sign_in?return_to=${encodeURIComponent(authorizeUrl(authorization))}`, 303)
+      }
+      if (body.decision !== 'approve') {
+        return reply.redirect(errorRedirect(targetOf(authorization), new AccessDenied(), settings.issuer), 303)
+      }
+      await recordConsent(db, user.id, authorization.client.id, authorization.scopes)
+      const authTime = session?.row.authenticated_at ?? null
+      return reply.redirect(await approve(db, authorization, user.id, settings.issuer, authTime), 303)
+    },
+  )
+}

@@ -1,0 +1,147 @@
+/** POST /oauth/revoke (RFC 7009) and POST /oauth/introspect (RFC 7662). */
+import Type from 'typebox'
+import type { ServerContext } from '../context.ts'
+import { formatScope } from '../domain/scopes.ts'
+import { digest } from '../domain/secrets.ts'
+import { InvalidClient, InvalidRequest, UnauthorizedClient } from '../errors.ts'
+import { authenticateClient, readClientCredentials } from '../grants/client-auth.ts'
+import { lookupAccessToken } from '../plugins/api-auth.ts'
+import { findAccessToken, findRefreshToken, revokeAccessToken, revokeGrant } from '../repositories/tokens.ts'
+import { findUserById } from '../repositories/users.ts'
+import { OAuthErrorResponses } from './schemas.ts'
+import { noStore, requireFormBody } from './token.ts'
+import type { OAuthApp } from './types.ts'
+
+const TokenBody = Type.Object(
+  {
+    token: Type.Optional(Type.String({ description: 'The token' })),
+    token_type_hint: Type.Optional(Type.String({ description: 'access_token or refresh_token' })),
+    client_id: Type.Optional(Type.String()),
+    client_secret: Type.Optional(Type.String()),
+  },
+  { additionalProperties: true },
+)
+
+type Body = Record<string, string | undefined>
+
+async function clientOf(context: ServerContext, authorization: string | undefined, body: Body) {
+  const credentials = readClientCredentials(authorization, body)
+  if (!credentials) throw new InvalidClient('Client authentication is required.')
+  return { client: await authenticateClient(context, credentials), credentials }
+}
+
+function requireToken(body: Body): string {
+  const token = body.token
+  if (!token) throw new InvalidRequest('Missing required parameter: token.')
+  return token
+}
+
+const Introspection = Type.Object({
+  active: Type.Boolean(),
+  scope: Type.Optional(Type.String()),
+  client_id: Type.Optional(Type.String()),
+  username: Type.Optional(Type.String()),
+  token_type: Type.Optional(Type.String()),
+  exp: Type.Optional(Type.Integer()),
+  iat: Type.Optional(Type.Integer()),
+  sub: Type.Optional(Type.String()),
+  iss: Type.Optional(Type.String()),
+})
+
+export function revokeIntrospectRoutes(app: OAuthApp, context: ServerContext): void {
+  const { db } = context
+
+  app.post(
+    '/oauth/revoke',
+    {
+      schema: {
+        tags: ['OAuth'],
+        summary: 'Token revocation (RFC 7009)',
+        description:
+          'Client authentication as at the token endpoint. 200 {} also for unknown tokens. A refresh token revokes its whole grant; an access token only itself. A token of another client: 403 unauthorized_client.',
+        consumes: ['application/x-www-form-urlencoded'],
+        body: TokenBody,
+        response: { 200: Type.Object({}), ...OAuthErrorResponses },
+      },
+    },
+    async (request, reply) => {
+      noStore(reply)
+      requireFormBody(request)
+      const body = request.body as Body
+      const { client } = await clientOf(context, request.headers.authorization, body)
+      const token = digest(requireToken(body))
+      const refreshFirst = body.token_type_hint === 'refresh_token'
+      const access = refreshFirst ? undefined : await findAccessToken(db, token)
+      const refresh = access ? undefined : await findRefreshToken(db, token)
+      const found = access ?? refresh ?? (refreshFirst ? await findAccessToken(db, token) : undefined)
+      if (!found) return {}
+      if (found.application_id !== client.id) {
+        throw new UnauthorizedClient('You are not authorized to revoke this token', 403)
+      }
+      if ('grant_id' in found) await revokeGrant(db, found.grant_id)
+      else await revokeAccessToken(db, found.id)
+      context.tokenCache.clear()
+      return {}
+    },
+  )
+
+  app.post(
+    '/oauth/introspect',
+    {
+      schema: {
+        tags: ['OAuth'],
+        summary: 'Token introspection (RFC 7662)',
+        description:
+          'For confidential clients (HTTP Basic or client_secret_post). A token is reported active only to the client it was issued to.',
+        consumes: ['application/x-www-form-urlencoded'],
+        body: TokenBody,
+        response: { 200: Introspection, ...OAuthErrorResponses },
+      },
+    },
+    async (request, reply) => {
+      noStore(reply)
+      requireFormBody(request)
+      const body = request.body as Body
+      const { client, credentials } = await clientOf(context, request.headers.authorization, body)
+      if (!client.confidential) {
+        throw new InvalidClient(
+          'Introspection is for confidential clients.',
+          credentials.method === 'client_secret_basic',
+        )
+      }
+      const presented = requireToken(body)
+      const iss = context.settings.issuer
+      const access = body.token_type_hint === 'refresh_token' ? undefined : await lookupAccessToken(context, presented)
+      if (access && access.status !== 'invalid') {
+        if (access.status !== 'active' || access.row.application_id !== client.id) return { active: false }
+        const { row } = access
+        return {
+          active: true,
+          scope: formatScope(row.scopes),
+          client_id: client.uid,
+          username: row.user.username,
+          token_type: 'Bearer',
+          exp: Math.floor(row.expires_at.getTime() / 1000),
+          iat: Math.floor(row.token_created_at.getTime() / 1000),
+          sub: String(row.user.id),
+          iss,
+        }
+      }
+      const refresh = await findRefreshToken(db, digest(presented))
+      if (!refresh || refresh.revoked_at || refresh.rotated_at || refresh.application_id !== client.id) {
+        return { active: false }
+      }
+      const user = await findUserById(db, refresh.user_id)
+      return {
+        active: true,
+        scope: formatScope(refresh.scopes),
+        client_id: client.uid,
+        ...(user ? { username: user.username } : {}),
+        token_type: 'refresh_token',
+        iat: Math.floor(refresh.created_at.getTime() / 1000),
+        sub: String(refresh.user_id),
+        iss,
+      }
+    },
+  )
+}

@@ -1,0 +1,100 @@
+/** RFC 9700 / the security baseline: logs never hold tokens, codes, secrets or passwords. */
+import { type ChildProcess, spawn } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { fileURLToPath } from 'node:url'
+import { service } from '@campus/shared'
+import { createTestDatabase, type TestDatabase } from '@campus/shared/testing'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { loadSecretKey } from '../src/config.ts'
+import type { OAuthDB } from '../src/db/schema.ts'
+import { authorizeInBrowser, Browser, basic, PASSWORD, postForm, seed } from './helpers.ts'
+
+const SECRET_KEY = randomBytes(32).toString('hex')
+
+describe('logs of a running server', () => {
+  let database: TestDatabase<OAuthDB>
+  let child: ChildProcess
+  let output = ''
+  let base = ''
+
+  beforeAll(async () => {
+    database = await createTestDatabase<OAuthDB>('oauth', service('oauth').migrationsDir)
+    child = spawn(
+      process.execPath,
+      [
+        '--experimental-strip-types',
+        '--disable-warning=ExperimentalWarning',
+        fileURLToPath(new URL('../src/server.ts', import.meta.url)),
+      ],
+      {
+        env: {
+          ...process.env,
+          OAUTH_DATABASE_URL: database.url,
+          OAUTH_PORT: '0',
+          HOST: '127.0.0.1',
+          LOG_LEVEL: 'trace',
+          OAUTH_SECRET_KEY: SECRET_KEY,
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    )
+    child.stdout?.on('data', (chunk) => {
+      output += String(chunk)
+    })
+    child.stderr?.on('data', (chunk) => {
+      output += String(chunk)
+    })
+    const deadline = Date.now() + 20_000
+    while (!base && Date.now() < deadline) {
+      const match = /listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(output)
+      if (match) base = match[1] as string
+      else await new Promise((r) => setTimeout(r, 50))
+    }
+    if (!base) throw new Error(`server did not start: ${output}`)
+  })
+
+  afterAll(async () => {
+    child?.kill('SIGTERM')
+    await new Promise((r) => child?.once('exit', r))
+    await database?.close()
+  })
+
+  it('hold none of the credentials of a code flow, a password grant and API calls', async () => {
+    const f = await seed(database.db, loadSecretKey({ OAUTH_SECRET_KEY: SECRET_KEY, DATA_DIR: '.data' }))
+    const secrets: string[] = [PASSWORD, f.web.secret]
+    // the issuer defaults to the configured port (0), so the flow is checked by its effects, not by iss
+    const browser = new Browser(base)
+    const location = await authorizeInBrowser(
+      browser,
+      `/oauth/authorize?client_id=${f.web.uid}&redirect_uri=${encodeURIComponent('https://client.example/cb')}&response_type=code&state=s`,
+      { username: 'alice', password: PASSWORD },
+    )
+    secrets.push(...browser.cookies.values())
+    const code = new URL(location).searchParams.get('code') as string
+    secrets.push(code)
+    const tokens = await postForm(
+      base,
+      '/oauth/token',
+      { grant_type: 'authorization_code', code, redirect_uri: 'https://client.example/cb' },
+      { authorization: basic(f.web.uid, f.web.secret) },
+    )
+    expect(tokens.status).toBe(200)
+    const access = tokens.body.access_token as string
+    secrets.push(access, tokens.body.refresh_token as string)
+    expect((await fetch(`${base}/api/v4/user?access_token=${access}`)).status).toBe(200)
+    expect((await fetch(`${base}/api/v4/user`, { headers: { authorization: `Bearer ${access}` } })).status).toBe(200)
+    const password = await postForm(base, '/oauth/token', {
+      grant_type: 'password',
+      username: 'alice',
+      password: PASSWORD,
+      client_id: f.web.uid,
+      client_secret: f.web.secret,
+    })
+    secrets.push(password.body.access_token as string)
+    await postForm(base, '/oauth/token', { grant_type: 'password', username: 'alice', password: 'a wrong password' })
+    secrets.push('a wrong password')
+    await new Promise((r) => setTimeout(r, 200))
+    expect(output).toContain('/api/v4/user?access_token=[REDACTED]')
+    for (const secret of secrets) expect(output.includes(secret), `log holds ${secret.slice(0, 6)}...`).toBe(false)
+  })
+})
