@@ -102,6 +102,7 @@ runMain(async () => {
     }),
   )
 
+  const envs = new Map<string, NodeJS.ProcessEnv>()
   const started: Array<Promise<void>> = []
   for (const descriptor of services) {
     const env: NodeJS.ProcessEnv = {
@@ -111,6 +112,7 @@ runMain(async () => {
       HOST: config.HOST,
       MIGRATE_ON_START: 'false',
     }
+    envs.set(descriptor.name, env)
     const child = run(descriptor.name, [...(watch ? ['--watch'] : []), descriptor.serverEntry], env)
     children.set(descriptor.name, child)
     child.once('exit', (code) => {
@@ -119,22 +121,24 @@ runMain(async () => {
         void stopAll(code || 1)
       }
     })
-    started.push(
-      waitReady(`http://${config.HOST}:${ports[descriptor.name]}/health/ready`, child, 30_000).then(async () => {
-        if (stopping) return
-        const demo = run(descriptor.name, [descriptor.cliEntry, 'demo'], env)
-        children.set(`${descriptor.name}-demo`, demo)
-        const code = await exited(demo)
-        children.delete(`${descriptor.name}-demo`)
-        if (code !== 0 && !stopping) {
-          process.stderr.write(`[${descriptor.name}] demo data could not be prepared (exit ${code})\n`)
-        }
-      }),
-    )
+    started.push(waitReady(`http://${config.HOST}:${ports[descriptor.name]}/health/ready`, child, 30_000))
   }
-  // Each service's `demo` command (run once both answer) fills an empty database and prints how to try it.
   await Promise.all(started)
   if (stopping) return
   const lines = services.map((d) => `  ${d.title.padEnd(16)} http://${config.HOST}:${ports[d.name]}/docs`)
   process.stdout.write(`\nReady. Press Ctrl-C to stop.\n${lines.join('\n')}\n\n`)
+
+  // Each service's `demo` command fills an empty database once and prints how to try it;
+  // the services already answer meanwhile.
+  await Promise.all(
+    services.map(async (descriptor) => {
+      const demo = run(descriptor.name, [descriptor.cliEntry, 'demo'], envs.get(descriptor.name) ?? {})
+      children.set(`${descriptor.name}-demo`, demo)
+      const code = await exited(demo)
+      children.delete(`${descriptor.name}-demo`)
+      if (code !== 0 && !stopping) {
+        process.stderr.write(`[${descriptor.name}] demo data could not be prepared (exit ${code})\n`)
+      }
+    }),
+  )
 })
