@@ -1,0 +1,92 @@
+/**
+ * Timestamps at the edge of the API: what a caller may type, and how instants are written
+ * back (ISO 8601 with the offset of the requested zone).
+ */
+
+const INPUT =
+  /^(\d{4})-(\d{2})-(\d{2})(?:[ T](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?)?(?:(Z|z)|([+\- ])(\d{2}):?(\d{2}))?$/
+
+/**
+ * `YYYY-MM-DD hh:mm:ss` (UTC, the spec's form), also with `T`, fractional seconds, `Z` or an
+ * offset (`+01:00`; a `+` that arrived unescaped as a space is read as `+`), or a date alone
+ * (midnight UTC). Returns epoch milliseconds, or undefined when the text is not such a time.
+ */
+export function parseInstant(text: string): number | undefined {
+  const m = INPUT.exec(text.trim())
+  if (!m) return undefined
+  const [, y, mo, d, h = '0', mi = '0', s = '0', frac = '', , sign, oh, om] = m
+  const year = Number(y)
+  const month = Number(mo)
+  const day = Number(d)
+  const hour = Number(h)
+  const minute = Number(mi)
+  const second = Number(s)
+  if (month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || second > 59) return undefined
+  const local = Date.UTC(year, month - 1, day, hour, minute, second, Number(frac.slice(0, 3).padEnd(3, '0')))
+  if (new Date(local).getUTCDate() !== day) return undefined // 2025-02-30
+  if (sign === undefined) return local
+  const offsetHours = Number(oh)
+  const offsetMinutes = Number(om)
+  if (offsetHours > 23 || offsetMinutes > 59) return undefined
+  const offset = (offsetHours * 60 + offsetMinutes) * 60_000
+  return sign === '-' ? local + offset : local - offset
+}
+
+const ZONE = /^(UTC|[A-Za-z]+(?:\/[A-Za-z0-9_+-]+)+)$/
+
+/** An IANA zone name both Node and PostgreSQL know (`Europe/Rome`, `UTC`, `America/New_York`). */
+export function isTimeZone(name: string): boolean {
+  if (!ZONE.test(name)) return false
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: name })
+    return true
+  } catch {
+    return false
+  }
+}
+
+const QUARTER_MS = 900_000
+
+/**
+ * Writes instants as `2025-03-30T03:15:00+02:00` in one zone. Offsets are looked up once per
+ * quarter hour and remembered: formatting a year of rows costs no more than a Date each.
+ */
+export function instantFormatter(zone: string): (ms: number) => string {
+  const parts = new Intl.DateTimeFormat('en-US', {
+    timeZone: zone,
+    hourCycle: 'h23',
+    year: 'numeric',
+    month: 'numeric',
+    day: 'numeric',
+    hour: 'numeric',
+    minute: 'numeric',
+    second: 'numeric',
+  })
+  const suffixes = new Map<number, [number, string]>()
+  const offsetOf = (ms: number): [number, string] => {
+    const quarter = Math.floor(ms / QUARTER_MS)
+    let found = suffixes.get(quarter)
+    if (found === undefined) {
+      const at = quarter * QUARTER_MS
+      const p: Record<string, number> = {}
+      for (const part of parts.formatToParts(at)) if (part.type !== 'literal') p[part.type] = Number(part.value)
+      const wall = Date.UTC(p.year ?? 0, (p.month ?? 1) - 1, p.day ?? 1, p.hour ?? 0, p.minute ?? 0, p.second ?? 0)
+      const minutes = Math.round((wall - at) / 60_000)
+      const abs = Math.abs(minutes)
+      const suffix = `${minutes < 0 ? '-' : '+'}${String(Math.floor(abs / 60)).padStart(2, '0')}:${String(abs % 60).padStart(2, '0')}`
+      found = [minutes * 60_000, suffix]
+      if (suffixes.size > 200_000) suffixes.clear()
+      suffixes.set(quarter, found)
+    }
+    return found
+  }
+  return (ms: number) => {
+    const [offset, suffix] = offsetOf(ms)
+    return new Date(ms + offset).toISOString().slice(0, 19) + suffix
+  }
+}
+
+/** The quarter hour at or before an instant. */
+export function floorToQuarter(ms: number): number {
+  return Math.floor(ms / QUARTER_MS) * QUARTER_MS
+}
