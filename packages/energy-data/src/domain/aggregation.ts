@@ -30,13 +30,14 @@ export function minBucketMinutes(aggregation: Aggregation): number {
 
 /**
  * Length of the time slices a long window is read in: each slice is one short query returning
- * at most about `targetRows` rows across `series` series (meters).
+ * at most about 2500 rows across `series` series (meters), so a request
+ * holds little memory however long its window.
  */
 export function sliceStep(aggregation: Aggregation, series: number): string {
   const a = AGGREGATIONS[aggregation]
   const n = Math.max(1, series)
-  if (a.kind === 'fixed') return `${Math.max(1, Math.floor(((10_000 / n) * a.minutes) / 60))} hours`
-  if (a.unit === 'day') return `${Math.max(1, Math.floor(1500 / n))} days`
-  if (a.unit === 'week') return `${Math.max(1, Math.floor(210 / n))} weeks`
-  return `${Math.max(1, Math.floor(48 / n))} months`
+  if (a.kind === 'fixed') return `${Math.max(1, Math.floor(((2500 / n) * a.minutes) / 60))} hours`
+  if (a.unit === 'day') return `${Math.max(1, Math.floor(600 / n))} days`
+  if (a.unit === 'week') return `${Math.max(1, Math.floor(90 / n))} weeks`
+  return `${Math.max(1, Math.floor(24 / n))} months`
 }

@@ -46,12 +46,24 @@ export function isTimeZone(name: string): boolean {
 }
 
 const QUARTER_MS = 900_000
+const DAY_MS = 86_400_000
+
+function offsetSuffix(minutes: number): string {
+  const abs = Math.abs(minutes)
+  return `${minutes < 0 ? '-' : '+'}${String(Math.floor(abs / 60)).padStart(2, '0')}:${String(abs % 60).padStart(2, '0')}`
+}
+
+const formatters = new Map<string, (ms: number) => string>()
 
 /**
- * Writes instants as `2025-03-30T03:15:00+02:00` in one zone. Offsets are looked up once per
- * quarter hour and remembered: formatting a year of rows costs no more than a Date each.
+ * Writes instants as `2025-03-30T03:15:00+02:00` in one zone. Asking Intl for every row would
+ * dominate a large export, so offsets are looked up per UTC day: when a day starts and ends with
+ * the same offset it holds no transition (zones change at most once a day) and every instant in it
+ * gets that offset; a transition day is resolved per quarter hour. Formatters are shared per zone.
  */
 export function instantFormatter(zone: string): (ms: number) => string {
+  const existing = formatters.get(zone)
+  if (existing) return existing
   const parts = new Intl.DateTimeFormat('en-US', {
     timeZone: zone,
     hourCycle: 'h23',
@@ -62,28 +74,43 @@ export function instantFormatter(zone: string): (ms: number) => string {
     minute: 'numeric',
     second: 'numeric',
   })
-  const suffixes = new Map<number, [number, string]>()
-  const offsetOf = (ms: number): [number, string] => {
-    const quarter = Math.floor(ms / QUARTER_MS)
-    let found = suffixes.get(quarter)
-    if (found === undefined) {
-      const at = quarter * QUARTER_MS
-      const p: Record<string, number> = {}
-      for (const part of parts.formatToParts(at)) if (part.type !== 'literal') p[part.type] = Number(part.value)
-      const wall = Date.UTC(p.year ?? 0, (p.month ?? 1) - 1, p.day ?? 1, p.hour ?? 0, p.minute ?? 0, p.second ?? 0)
-      const minutes = Math.round((wall - at) / 60_000)
-      const abs = Math.abs(minutes)
-      const suffix = `${minutes < 0 ? '-' : '+'}${String(Math.floor(abs / 60)).padStart(2, '0')}:${String(abs % 60).padStart(2, '0')}`
-      found = [minutes * 60_000, suffix]
-      if (suffixes.size > 200_000) suffixes.clear()
-      suffixes.set(quarter, found)
-    }
-    return found
+  const offsetMinutesAt = (at: number): number => {
+    const p: Record<string, number> = {}
+    for (const part of parts.formatToParts(at)) if (part.type !== 'literal') p[part.type] = Number(part.value)
+    const wall = Date.UTC(p.year ?? 0, (p.month ?? 1) - 1, p.day ?? 1, p.hour ?? 0, p.minute ?? 0, p.second ?? 0)
+    return Math.round((wall - Math.floor(at / 1000) * 1000) / 60_000)
   }
-  return (ms: number) => {
+  // per UTC day: one offset, or null when the day has a transition
+  const days = new Map<number, [number, string] | null>()
+  const quarters = new Map<number, [number, string]>()
+  const entry = (minutes: number): [number, string] => [minutes * 60_000, offsetSuffix(minutes)]
+  const offsetOf = (ms: number): [number, string] => {
+    const day = Math.floor(ms / DAY_MS)
+    let known = days.get(day)
+    if (known === undefined) {
+      const first = offsetMinutesAt(day * DAY_MS)
+      const last = offsetMinutesAt((day + 1) * DAY_MS - 1000)
+      known = first === last ? entry(first) : null
+      if (days.size > 100_000) days.clear()
+      days.set(day, known)
+    }
+    if (known) return known
+    const quarter = Math.floor(ms / QUARTER_MS)
+    let exact = quarters.get(quarter)
+    if (exact === undefined) {
+      exact = entry(offsetMinutesAt(quarter * QUARTER_MS))
+      if (quarters.size > 100_000) quarters.clear()
+      quarters.set(quarter, exact)
+    }
+    return exact
+  }
+  const format = (ms: number) => {
     const [offset, suffix] = offsetOf(ms)
     return new Date(ms + offset).toISOString().slice(0, 19) + suffix
   }
+  if (formatters.size > 50) formatters.clear()
+  formatters.set(zone, format)
+  return format
 }
 
 /** The quarter hour at or before an instant. */

@@ -85,6 +85,7 @@ export function endpointsForKey(
 export const authPlugin = fp(
   async (app: FastifyInstance, options: AuthOptions) => {
     const catalog: Array<{ path: string; auth: RouteAuth }> = []
+    const touched = new Map<number, number>()
     app.decorate('endpointCatalog', catalog)
     app.addHook('onRoute', (route) => {
       const url = route.url ?? route.path
@@ -107,7 +108,13 @@ export const authPlugin = fp(
       if (mode === 'key' && !endpointAllowed(key.endpoints, request.url.split('?')[0] ?? '')) {
         throw new DetailError(403, 'This API key may not call this endpoint')
       }
-      touchApiKey(options.db, key.id).catch((error: unknown) => request.log.warn({ err: error }, 'last_used_at'))
+      // last_used_at is bookkeeping: written at most once a minute per key and process, off the request path
+      const now = Date.now()
+      if ((touched.get(key.id) ?? 0) < now - 60_000) {
+        if (touched.size > 10_000) touched.clear()
+        touched.set(key.id, now)
+        touchApiKey(options.db, key.id).catch((error: unknown) => request.log.warn({ err: error }, 'last_used_at'))
+      }
     })
   },
   { name: 'energy-auth' },

@@ -34,6 +34,9 @@ interface DataQuery {
   timezone?: string
 }
 
+/** Rows per piece of the response body. */
+const PIECE_ROWS = 200
+
 const METER_FIELDS: Field[] = [
   { name: 'time_15m', kind: 'time' },
   { name: 'meter_id', kind: 'number' },
@@ -111,13 +114,14 @@ export async function dataRoutes(app: FastifyInstance, options: DataRoutesOption
     const first = await rows.next()
     async function* body(): AsyncGenerator<string> {
       try {
-        let chunk = encoder.begin
-        if (!first.done) chunk += encoder.encode(first.value, true)
-        yield chunk
-        let opening = first.done === true
-        for await (const batch of rows) {
-          yield encoder.encode(batch, opening)
-          opening = false
+        yield encoder.begin
+        let opening = true
+        // small pieces: short-lived strings stay in V8's young generation, so memory stays flat
+        for (let batch = first; !batch.done; batch = await rows.next()) {
+          for (let i = 0; i < batch.value.length; i += PIECE_ROWS) {
+            yield encoder.encode(batch.value.slice(i, i + PIECE_ROWS), opening)
+            opening = false
+          }
         }
         if (encoder.end) yield encoder.end
       } catch (error) {
