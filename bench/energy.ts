@@ -92,7 +92,7 @@ function psqlCopy(query: string): Promise<number> {
 function startService(): Promise<{ child: ChildProcess; base: string }> {
   const child = spawn(
     process.execPath,
-    ['--experimental-strip-types', '--disable-warning=ExperimentalWarning', energy.serverEntry],
+    [...NODE_FLAGS, '--experimental-strip-types', '--disable-warning=ExperimentalWarning', energy.serverEntry],
     {
       env: {
         ...process.env,

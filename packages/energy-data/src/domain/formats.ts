@@ -17,84 +17,57 @@ export const DATA_FORMAT_DESCRIPTION =
   'header line (text/csv). `txt`: tab-separated values with a header line (text/plain). Timestamps are ' +
   'ISO 8601 with the offset of `timezone`; a missing value is JSON null, an empty CSV/TXT field.'
 
+/** How one field's value is written: by the database, as text ready to join (see the repository). */
 export type FieldKind = 'time' | 'number' | 'string'
 export interface Field {
   readonly name: string
   readonly kind: FieldKind
 }
 
+export function separatorOf(format: DataFormat): string {
+  return format === 'csv' ? ',' : format === 'txt' ? '\t' : ','
+}
+
 export interface RowEncoder {
   readonly begin: string
   readonly end: string
   /** Encodes a batch; `first` says whether it opens the body (JSON needs no comma then). */
-  encode(rows: readonly unknown[][], first: boolean): string
+  encode(rows: readonly (readonly [number, string])[], first: boolean): string
 }
 
-const finite = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v)
-
-function csvText(v: unknown): string {
-  if (v === null || v === undefined) return ''
-  const s = String(v)
-  return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s
-}
-
-function txtText(v: unknown): string {
-  return v === null || v === undefined ? '' : String(v).replace(/[\t\r\n]/g, ' ')
-}
-
+/**
+ * Rows arrive as `[epoch ms, text of the other fields]`, the text already encoded for the format
+ * by the database (numbers, nulls, quoting), so only the timestamp is written here.
+ */
 export function rowEncoder(
   format: DataFormat,
   fields: readonly Field[],
   writeTime: (ms: number) => string,
 ): RowEncoder {
+  const timeName = fields[0]?.name ?? 'time_15m'
   if (format === 'raw') {
-    const keys = fields.map((f, i) => `${i === 0 ? '{' : ','}${JSON.stringify(f.name)}:`)
-    const encodeRow = (row: readonly unknown[]): string => {
-      let out = ''
-      for (let i = 0; i < fields.length; i++) {
-        const v = row[i]
-        const kind = (fields[i] as Field).kind
-        out += keys[i]
-        if (kind === 'time') out += `"${writeTime(v as number)}"`
-        else if (kind === 'number') out += finite(v) ? String(v) : 'null'
-        else out += v === null || v === undefined ? 'null' : JSON.stringify(String(v))
-      }
-      return `${out}}`
-    }
+    const open = `{${JSON.stringify(timeName)}:"`
     return {
       begin: '[',
       end: ']',
       encode(rows, first) {
         let out = ''
         for (let r = 0; r < rows.length; r++) {
-          if (r > 0 || !first) out += ','
-          out += encodeRow(rows[r] as unknown[])
+          const row = rows[r] as readonly [number, string]
+          out += `${r > 0 || !first ? ',' : ''}${open}${writeTime(row[0])}",${row[1]}}`
         }
         return out
       },
     }
   }
-  const separator = format === 'csv' ? ',' : '\t'
-  const text = format === 'csv' ? csvText : txtText
+  const separator = separatorOf(format)
   const eol = format === 'csv' ? '\r\n' : '\n'
-  const encodeRow = (row: readonly unknown[]): string => {
-    let out = ''
-    for (let i = 0; i < fields.length; i++) {
-      if (i > 0) out += separator
-      const v = row[i]
-      const kind = (fields[i] as Field).kind
-      if (kind === 'time') out += writeTime(v as number)
-      else if (kind === 'number') out += finite(v) ? String(v) : ''
-      else out += text(v)
-    }
-    return out + eol
-  }
   return {
     begin: fields.map((f) => f.name).join(separator) + eol,
     end: '',
     encode(rows) {
       let out = ''
-      for (const row of rows) out += encodeRow(row)
+      for (const row of rows) out += writeTime(row[0]) + separator + row[1] + eol
       return out
     },
   }

@@ -90,7 +90,7 @@ export async function dataRoutes(app: FastifyInstance, options: DataRoutesOption
     })
     if ('issues' in window) issues.push(...window.issues)
     if (issues.length || 'issues' in window) throw new UnprocessableEntity(issues)
-    const request = { source, aggregation: query.aggregation, zone, ...window }
+    const request = { source, format: query.data_format, aggregation: query.aggregation, zone, ...window }
     const plan = await planSeries(options.pool, request)
     if (plan.bound > options.maxRows) {
       const rows = await countSeries(options.pool, request, plan)
