@@ -1,3 +1,4 @@
+import { get as httpGet } from 'node:http'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { GROUP_COLUMNS, GROUP_NAMES } from '../src/domain/groups.ts'
 import {
@@ -336,5 +337,49 @@ describe('row cap', () => {
     })
     expect(res.statusCode).toBe(200)
     expect((res.json() as Row[]).length).toBe(96)
+  })
+})
+
+describe('streaming', () => {
+  it('sends a long window in pieces and survives a client that leaves halfway', async () => {
+    const address = await h.app.listen({ port: 0, host: '127.0.0.1' })
+    {
+      const url = `${address}/data/meters?ids=1&ids=2&tag=ok&tag=estimated&tag=suspect&start_datetime=2025-03-28&end_datetime=2025-10-28&data_format=csv`
+      const response = await fetch(url, { headers: { 'x-api-key': key, connection: 'close' } })
+      expect(response.status).toBe(200)
+      expect(response.headers.get('transfer-encoding')).toBe('chunked')
+      let pieces = 0
+      let text = ''
+      const decoder = new TextDecoder()
+      for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+        pieces++
+        text += decoder.decode(chunk, { stream: true })
+      }
+      expect(pieces).toBeGreaterThan(1)
+      expect(text.split('\r\n').filter(Boolean).length - 1).toBe(meterRows().length)
+
+      // a client that reads one piece and hangs up
+      await new Promise<void>((resolve, reject) => {
+        const request = httpGet(url, { headers: { 'x-api-key': key }, agent: false }, (response) => {
+          response.once('data', () => {
+            request.destroy()
+            resolve()
+          })
+        })
+        request.on('error', (error) =>
+          (error as NodeJS.ErrnoException).code === 'ECONNRESET' ? resolve() : reject(error),
+        )
+      })
+      // the service goes on answering, with every pooled connection back
+      const after = await fetch(`${address}/data/pv?start_datetime=2025-03-30&end_datetime=2025-03-30`, {
+        headers: { 'x-api-key': key, connection: 'close' },
+      })
+      expect(after.status).toBe(200)
+      expect(((await after.json()) as unknown[]).length).toBe(1)
+      const pool = h.database.pool
+      for (let i = 0; i < 50 && pool.idleCount < pool.totalCount; i++) await new Promise((r) => setTimeout(r, 20))
+      expect(pool.idleCount).toBe(pool.totalCount)
+      expect(pool.waitingCount).toBe(0)
+    }
   })
 })
