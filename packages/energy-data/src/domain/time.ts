@@ -36,14 +36,21 @@ const ZONE = /^(UTC|[A-Za-z]+(?:\/[A-Za-z0-9_+-]+)+)$/
 
 /** An IANA zone name both Node and PostgreSQL know (`Europe/Rome`, `UTC`, `America/New_York`). */
 export function isTimeZone(name: string): boolean {
-  if (!ZONE.test(name)) return false
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: name })
-    return true
-  } catch {
-    return false
+  const known = zones.get(name)
+  if (known !== undefined) return known
+  let valid = ZONE.test(name)
+  if (valid) {
+    try {
+      new Intl.DateTimeFormat('en-US', { timeZone: name })
+    } catch {
+      valid = false
+    }
   }
+  if (zones.size > 1000) zones.clear()
+  zones.set(name, valid)
+  return valid
 }
+const zones = new Map<string, boolean>()
 
 const QUARTER_MS = 900_000
 const DAY_MS = 86_400_000
