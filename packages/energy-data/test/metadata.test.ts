@@ -60,6 +60,7 @@ describe('/metadata', () => {
     expect(Object.keys(body).sort()).toEqual(METER_FIELDS)
     expect(body.id).toBe(8)
     expect(body.description).toBe('8) ')
+    expect(res.headers['cache-control']).toBe('public, max-age=60')
   })
 
   it('/metadata/meters/{uuid}: one meter, 404 when unknown, 422 when not an integer', async () => {

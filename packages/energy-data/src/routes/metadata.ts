@@ -96,8 +96,10 @@ export async function metadataRoutes(app: FastifyInstance, options: { db: Kysely
         response: { 200: Meter, 404: DetailResponse, 429: DetailResponse },
       },
     },
-    async () => {
+    async (_request, reply) => {
       const id = ((await highestMeterId(db)) ?? 0) + 1
+      // public: shared caches may answer for a minute (meters are installed by hand, rarely)
+      reply.header('cache-control', 'public, max-age=60')
       return {
         id,
         description: `${id}) `,
