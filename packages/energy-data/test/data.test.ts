@@ -97,6 +97,39 @@ describe('/data/pv', () => {
     }
   })
 
+  it('weekly buckets start on local Mondays and monthly ones on local first days', async () => {
+    const stored = FIXTURE_TIMES.filter((t) => !(t >= GAP.from && t < GAP.to) && t < Date.parse('2025-04-15T00:00:00Z'))
+    const mondayOf = (date: string) => {
+      const d = new Date(`${date}T00:00:00Z`)
+      d.setUTCDate(d.getUTCDate() - ((d.getUTCDay() + 6) % 7))
+      return d.toISOString().slice(0, 10)
+    }
+    for (const [aggregation, keyOf, expected] of [
+      [
+        '1%20w',
+        (t: number) => mondayOf(localParts(t, ROME).date),
+        ['2025-03-24T00:00:00+01:00', '2025-03-31T00:00:00+02:00'],
+      ],
+      [
+        '1%20mon',
+        (t: number) => `${localParts(t, ROME).date.slice(0, 7)}-01`,
+        ['2025-03-01T00:00:00+01:00', '2025-04-01T00:00:00+02:00'],
+      ],
+    ] as const) {
+      const res = await get(`/data/pv?aggregation=${aggregation}&start_datetime=2025-03-28&end_datetime=2025-04-10`)
+      const rows = res.json() as Row[]
+      expect(rows.map((r) => r.time_15m)).toEqual(expected)
+      const groups = groupBy(stored, keyOf)
+      for (const row of rows) {
+        const times = groups.get((row.time_15m as string).slice(0, 10)) ?? []
+        expect(times.length).toBeGreaterThan(0)
+        GROUP_COLUMNS.pv.forEach((c, i) => {
+          expectClose(row[c], mean(times.map((t) => pvValue(t, i))))
+        })
+      }
+    }
+  })
+
   it('hourly means skip the gap: no row for an hour without data', async () => {
     const res = await get(
       '/data/pv?aggregation=1%20h&start_datetime=2025-03-29%2008:00:00&end_datetime=2025-03-29%2013:59:00',
