@@ -416,3 +416,16 @@ describe('streaming', () => {
     }
   })
 })
+
+describe('HEAD', () => {
+  it('answers a data endpoint with headers only', async () => {
+    const res = await h.app.inject({
+      method: 'HEAD',
+      url: '/data/pv?start_datetime=2025-03-28&end_datetime=2025-03-31&data_format=csv',
+      headers: { 'x-api-key': key },
+    })
+    expect(res.statusCode).toBe(200)
+    expect(res.headers['content-type']).toBe('text/csv; charset=utf-8')
+    expect(res.body).toBe('')
+  })
+})

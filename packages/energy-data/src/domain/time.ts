@@ -22,8 +22,12 @@ export function parseInstant(text: string): number | undefined {
   const minute = Number(mi)
   const second = Number(s)
   if (month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || second > 59) return undefined
-  const local = Date.UTC(year, month - 1, day, hour, minute, second, Number(frac.slice(0, 3).padEnd(3, '0')))
-  if (new Date(local).getUTCDate() !== day) return undefined // 2025-02-30
+  const date = new Date(0)
+  // setUTCFullYear, unlike Date.UTC, does not read years below 100 as 19xx
+  date.setUTCFullYear(year, month - 1, day)
+  date.setUTCHours(hour, minute, second, Number(frac.slice(0, 3).padEnd(3, '0')))
+  const local = date.getTime()
+  if (date.getUTCDate() !== day) return undefined // 2025-02-30
   if (sign === undefined) return local
   const offsetHours = Number(oh)
   const offsetMinutes = Number(om)

@@ -37,6 +37,7 @@ describe('parseInstant', () => {
     expect(parseInstant('2025-03-30T03:00:00+02:00')).toBe(Date.parse('2025-03-30T01:00:00Z'))
     expect(parseInstant('2025-03-30T03:00:00 02:00')).toBe(Date.parse('2025-03-30T01:00:00Z'))
     expect(parseInstant('2025-03-30T01:00:00.250Z')).toBe(Date.parse('2025-03-30T01:00:00.250Z'))
+    expect(parseInstant('0050-01-01')).toBe(Date.parse('0050-01-01T00:00:00Z'))
   })
 
   it('refuses what is not a time', () => {
