@@ -9,6 +9,6 @@ runMain(async () => {
     config,
     port: config.ENERGY_PORT,
     databaseUrl: config.ENERGY_DATABASE_URL,
-    build: (database) => buildApp({ database, logLevel: config.LOG_LEVEL }),
+    build: (database) => buildApp({ database, logLevel: config.LOG_LEVEL, settings: config }),
   })
 })

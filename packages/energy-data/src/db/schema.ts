@@ -1,4 +1,4 @@
-import type { ColumnType } from 'kysely'
+import type { ColumnType, Generated } from 'kysely'
 import type { GROUP_COLUMNS } from '../domain/groups.ts'
 
 /** Kysely's view of the energy database; row types stay behind the repositories. */
@@ -40,7 +40,20 @@ export interface Data15mTable {
   tag: ColumnType<string, string | undefined, string>
 }
 
+export interface ApiKeyTable {
+  id: Generated<number>
+  name: string
+  digest: Buffer
+  prefix: string
+  endpoints: string[]
+  created_at: ColumnType<Date, Date | string | undefined, never>
+  expires_at: Timestamp | null
+  revoked_at: Timestamp | null
+  last_used_at: Timestamp | null
+}
+
 export interface EnergyDatabase {
+  api_keys: ApiKeyTable
   dataloggers: DataloggerTable
   meters: MeterTable
   data_15m: Data15mTable

@@ -1,0 +1,268 @@
+/**
+ * Speed and memory of the energy data API against baselines run side by side, on PostgreSQL.
+ *
+ *   node --experimental-strip-types bench/energy.ts [postgres://admin-url]
+ *
+ * Creates (and drops) its own database `bench_energy_<random>` on the server of
+ * BENCH_DATABASE_URL / TEST_DATABASE_URL / the first argument (default the local server),
+ * seeds a year of the whole estate plus ten years of one group, starts the service as its own
+ * process on a random loopback port, and prints each figure with its ratio to the baseline:
+ *  1. /data/pv for a year as CSV vs `psql \copy (same rows) to stdout csv`
+ *  2. /data/meters for a year as JSON vs a bare pg query + JSON.stringify
+ *  3. ten years of one group as CSV: peak RSS of the service process
+ *  4. 50 concurrent clients on /data/pv for one day: requests/s and p99 (vs /health/live)
+ */
+import { type ChildProcess, spawn } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { readFileSync } from 'node:fs'
+import { createInterface } from 'node:readline'
+import autocannon from 'autocannon'
+import pg from 'pg'
+import type { EnergyDatabase } from '../packages/energy-data/src/db/schema.ts'
+import { GROUP_COLUMNS } from '../packages/energy-data/src/domain/groups.ts'
+import { createApiKey } from '../packages/energy-data/src/repositories/api-keys.ts'
+import { seedEstate } from '../packages/energy-data/src/seed/seed.ts'
+import { createDatabase, migrate, readMigrations, service } from '../packages/shared/src/index.ts'
+
+const ADMIN_URL =
+  process.argv[2] ??
+  process.env.BENCH_DATABASE_URL ??
+  process.env.TEST_DATABASE_URL ??
+  'postgres://postgres@127.0.0.1:5432/postgres'
+const RUNS = 3
+/** V8 heap sizing the service runs with (as in packages/energy-data's start script); BENCH_NODE_FLAGS overrides. */
+const NODE_FLAGS = (process.env.BENCH_NODE_FLAGS ?? '--max-semi-space-size=4 --max-old-space-size=128')
+  .split(' ')
+  .filter(Boolean)
+const YEAR = { from: '2025-01-01T00:00:00Z', to: '2025-12-31T23:45:00Z' }
+const TEN_YEARS = { from: '2015-01-01T00:00:00Z', to: '2024-12-31T23:45:00Z' }
+const METER_IDS = [860, 861, 862, 863, 870, 871, 880, 881, 890, 891]
+
+const energy = service('energy')
+const name = `bench_energy_${randomBytes(4).toString('hex')}`
+const url = (() => {
+  const u = new URL(ADMIN_URL)
+  u.pathname = `/${name}`
+  return u.toString()
+})()
+
+const line = (text: string) => process.stdout.write(`${text}\n`)
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number
+const ms = (x: number) => `${x.toFixed(0)} ms`
+const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`
+
+async function admin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: ADMIN_URL })
+  await client.connect()
+  try {
+    return await fn(client)
+  } finally {
+    await client.end()
+  }
+}
+
+async function timed(fn: () => Promise<number>): Promise<{ ms: number; bytes: number }> {
+  const start = performance.now()
+  const bytes = await fn()
+  return { ms: performance.now() - start, bytes }
+}
+
+async function download(target: string, key: string): Promise<number> {
+  const response = await fetch(target, { headers: { 'x-api-key': key } })
+  if (response.status !== 200) throw new Error(`${target}: ${response.status} ${await response.text()}`)
+  let bytes = 0
+  for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) bytes += chunk.length
+  return bytes
+}
+
+function psqlCopy(query: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('psql', [url, '-X', '-q', '-c', `\\copy (${query}) to stdout csv header`], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    })
+    let bytes = 0
+    child.stdout.on('data', (chunk: Buffer) => {
+      bytes += chunk.length
+    })
+    child.once('error', reject)
+    child.once('exit', (code) => (code === 0 ? resolve(bytes) : reject(new Error(`psql exited ${code}`))))
+  })
+}
+
+function startService(): Promise<{ child: ChildProcess; base: string }> {
+  const child = spawn(
+    process.execPath,
+    [...NODE_FLAGS, '--experimental-strip-types', '--disable-warning=ExperimentalWarning', energy.serverEntry],
+    {
+      env: {
+        ...process.env,
+        ENERGY_DATABASE_URL: url,
+        ENERGY_PORT: '0',
+        HOST: '127.0.0.1',
+        LOG_LEVEL: 'info',
+        MIGRATE_ON_START: 'false',
+        // the load test must measure the service, not its limiter
+        ENERGY_RATE_LIMIT_KEY: '1000000000',
+        ENERGY_RATE_LIMIT_PUBLIC: '1000000000',
+      },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  )
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('service did not start within 30 s')), 30_000)
+    child.once('exit', (code) => reject(new Error(`service exited ${code}`)))
+    createInterface({ input: child.stdout! }).on('line', (text) => {
+      const match = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(text)
+      if (match) {
+        clearTimeout(timer)
+        resolve({ child, base: match[1] as string })
+      }
+    })
+  })
+}
+
+function rssOf(pid: number): { rss: number; peak: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8')
+  const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0) * 1024
+  return { rss: kb('VmRSS'), peak: kb('VmHWM') }
+}
+
+async function main() {
+  const wall = performance.now()
+  await admin((c) => c.query(`create database ${name}`))
+  line(`database ${name} on ${new URL(ADMIN_URL).host}`)
+  const database = createDatabase<EnergyDatabase>(url, { max: 4 })
+  let server: ChildProcess | undefined
+  try {
+    await migrate(database.db as never, readMigrations(energy.migrationsDir))
+    const seeded = await seedEstate(database.pool, {
+      fromMs: Date.parse(YEAR.from),
+      toMs: Date.parse('2026-01-01T00:00:00Z'),
+      seed: 1,
+    })
+    line(`seeded 2025 for the whole estate in ${seeded.seconds} s (${seeded.rows.data_15m} per-meter rows)`)
+    const waterColumns = GROUP_COLUMNS.water
+    await database.pool.query(
+      `insert into water_15m (time_15m, ${waterColumns.join(', ')})
+       select t, ${waterColumns.map((_, i) => `round((random() * ${i + 2})::numeric, 3)::float8`).join(', ')}
+       from generate_series($1::timestamptz, $2::timestamptz, interval '15 minutes') t on conflict do nothing`,
+      [TEN_YEARS.from, TEN_YEARS.to],
+    )
+    await database.pool.query('analyze')
+    const { key } = await createApiKey(database.db, { name: 'bench', endpoints: ['*'] })
+    const started = await startService()
+    server = started.child
+    const base = started.base
+    const pid = server.pid as number
+    line(
+      `service pid ${pid} at ${base} (node ${NODE_FLAGS.join(' ') || 'default heap'}), RSS after start ${mb(rssOf(pid).rss)}`,
+    )
+
+    // 3 (run first, on the fresh process). ten years of one group as CSV: peak RSS of the service
+    const before = rssOf(pid)
+    let sampled = before.rss
+    const sampler = setInterval(() => {
+      sampled = Math.max(sampled, rssOf(pid).rss)
+    }, 25)
+    const tenUrl = `${base}/data/water?start_datetime=${TEN_YEARS.from}&end_datetime=${TEN_YEARS.to}&data_format=csv`
+    const ten = await timed(() => download(tenUrl, key))
+    clearInterval(sampler)
+    const after = rssOf(pid)
+    line('')
+    line(`3. /data/water, ten years as CSV (${mb(ten.bytes)} in ${ms(ten.ms)})`)
+    line(
+      `   service RSS before ${mb(before.rss)}, highest while streaming ${mb(sampled)}, process peak (VmHWM) ${mb(after.peak)}`,
+    )
+    line(`   peak/limit = ${(after.peak / (200 * 1024 * 1024)).toFixed(2)} (goal < 1, i.e. under 200 MB)`)
+
+    // 1. a year of /data/pv as CSV vs psql \copy of the same rows
+    const pvColumns = GROUP_COLUMNS.pv
+    const pvUrl = `${base}/data/pv?start_datetime=${YEAR.from}&end_datetime=${YEAR.to}&data_format=csv`
+    const pvSql = `select time_15m, ${pvColumns.join(', ')} from pv_15m where time_15m between '${YEAR.from}' and '${YEAR.to}' order by time_15m`
+    await download(pvUrl, key)
+    await psqlCopy(pvSql)
+    const api1: number[] = []
+    const psql1: number[] = []
+    let apiBytes = 0
+    let psqlBytes = 0
+    for (let i = 0; i < RUNS; i++) {
+      const a = await timed(() => download(pvUrl, key))
+      const p = await timed(() => psqlCopy(pvSql))
+      api1.push(a.ms)
+      psql1.push(p.ms)
+      apiBytes = a.bytes
+      psqlBytes = p.bytes
+    }
+    const pvRows = (await database.pool.query(`select count(*)::int as n from (${pvSql}) x`)).rows[0].n as number
+    line('')
+    line(`1. /data/pv, one year as CSV (${pvRows} rows)`)
+    line(`   service      ${ms(median(api1))}  ${mb(apiBytes)}  ${((pvRows / median(api1)) * 1000).toFixed(0)} rows/s`)
+    line(
+      `   psql \\copy   ${ms(median(psql1))}  ${mb(psqlBytes)}  ${((pvRows / median(psql1)) * 1000).toFixed(0)} rows/s`,
+    )
+    line(`   throughput ratio service/psql = ${(median(psql1) / median(api1)).toFixed(2)} (goal >= 0.5)`)
+
+    // 2. a year of /data/meters as JSON vs bare pg + JSON.stringify
+    const ids = METER_IDS.map((id) => `ids=${id}`).join('&')
+    const metersUrl = `${base}/data/meters?${ids}&start_datetime=${YEAR.from}&end_datetime=${YEAR.to}`
+    const bare = new pg.Pool({ connectionString: url, max: 1 })
+    const bareQuery = async () => {
+      const result = await bare.query(
+        `select time_15m, meter_id, avg_value, min_value, max_value, sum_value, count_value, tag from data_15m
+         where meter_id = any($1::int[]) and tag = any($2::text[]) and time_15m between $3 and $4
+         order by time_15m, meter_id`,
+        [METER_IDS, ['ok'], YEAR.from, YEAR.to],
+      )
+      return { rows: result.rows.length, bytes: Buffer.byteLength(JSON.stringify(result.rows)) }
+    }
+    await download(metersUrl, key)
+    await bareQuery()
+    const api2: number[] = []
+    const bare2: number[] = []
+    let meterRows = 0
+    let metersBytes = 0
+    let bareBytes = 0
+    for (let i = 0; i < RUNS; i++) {
+      const a = await timed(() => download(metersUrl, key))
+      metersBytes = a.bytes
+      const start = performance.now()
+      const b = await bareQuery()
+      bare2.push(performance.now() - start)
+      api2.push(a.ms)
+      meterRows = b.rows
+      bareBytes = b.bytes
+    }
+    await bare.end()
+    line('')
+    line(`2. /data/meters, one year of ${METER_IDS.length} meters as JSON (${meterRows} rows)`)
+    line(`   service                 ${ms(median(api2))}  ${mb(metersBytes)}`)
+    line(`   pg + JSON.stringify     ${ms(median(bare2))}  ${mb(bareBytes)}`)
+    line(`   time ratio service/bare = ${(median(api2) / median(bare2)).toFixed(2)} (goal <= 2)`)
+
+    // 4. 50 concurrent dashboards asking one day of /data/pv
+    const dayUrl = `${base}/data/pv?start_datetime=2025-06-01&end_datetime=2025-06-01T23:45:00Z`
+    const load = async (target: string) =>
+      autocannon({ url: target, connections: 50, duration: 10, headers: { 'x-api-key': key } })
+    const pvLoad = await load(dayUrl)
+    const liveLoad = await load(`${base}/health/live`)
+    line('')
+    line('4. 50 concurrent clients, 10 s each')
+    line(
+      `   /data/pv one day   ${pvLoad.requests.average.toFixed(0)} req/s  p99 ${pvLoad.latency.p99} ms  (${pvLoad.non2xx} non-2xx, ${pvLoad.errors} errors)`,
+    )
+    line(`   /health/live       ${liveLoad.requests.average.toFixed(0)} req/s  p99 ${liveLoad.latency.p99} ms`)
+    line(`   ratio data/live = ${(pvLoad.requests.average / liveLoad.requests.average).toFixed(2)}`)
+    line('')
+    line(`done in ${((performance.now() - wall) / 1000).toFixed(0)} s`)
+  } finally {
+    server?.kill('SIGTERM')
+    if (server && server.exitCode === null) await new Promise((r) => server?.once('exit', r))
+    await database.close()
+    await admin((c) => c.query(`drop database if exists ${name} with (force)`))
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error)
+  process.exit(1)
+})

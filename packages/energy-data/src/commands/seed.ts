@@ -1,0 +1,80 @@
+import type { Kysely } from 'kysely'
+import { sql } from 'kysely'
+import type pg from 'pg'
+import type { EnergyDatabase } from '../db/schema.ts'
+import { parseInstant } from '../domain/time.ts'
+import { createApiKey } from '../repositories/api-keys.ts'
+import { seedEstate } from '../seed/seed.ts'
+import { UsageError } from './keys.ts'
+
+const DAY_MS = 86_400_000
+
+function dateOption(name: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined
+  const ms = parseInstant(value)
+  if (ms === undefined)
+    throw new UsageError(`--${name} ${JSON.stringify(value)} is not a date (YYYY-MM-DD or ISO 8601)`)
+  return ms
+}
+
+/** `seed [--from DATE] [--to DATE] [--seed N]`: default the last 400 days up to now. */
+export async function seed(
+  pool: pg.Pool,
+  input: { from?: string | undefined; to?: string | undefined; seed?: string | undefined; days?: number },
+  log: (line: string) => void = () => {},
+) {
+  const toMs = dateOption('to', input.to) ?? Date.now()
+  const fromMs = dateOption('from', input.from) ?? toMs - (input.days ?? 400) * DAY_MS
+  if (fromMs >= toMs) throw new UsageError('--from must be before --to')
+  if (toMs - fromMs > 20 * 366 * DAY_MS) throw new UsageError('at most 20 years at a time')
+  if (input.seed !== undefined && !/^\d+$/.test(input.seed))
+    throw new UsageError('--seed must be a non-negative integer')
+  const seedValue = input.seed === undefined ? 1 : Number(input.seed)
+  let lastReport = Date.now()
+  return seedEstate(pool, {
+    fromMs,
+    toMs,
+    seed: seedValue,
+    onProgress: (done) => {
+      if (Date.now() - lastReport > 5000) {
+        lastReport = Date.now()
+        log(`seeded up to ${new Date(done).toISOString()}`)
+      }
+    },
+  })
+}
+
+/**
+ * `demo`: on an empty database, seed the demo window and create a key for every endpoint.
+ * Run by `pnpm start` on every start: it does nothing when meters already exist.
+ */
+export async function demo(
+  db: Kysely<EnergyDatabase>,
+  pool: pg.Pool,
+  options: { days: number; baseUrl: string },
+  log: (line: string) => void = () => {},
+) {
+  const present = await sql<{ n: number }>`select count(*)::int as n from meters`.execute(db)
+  if ((present.rows[0]?.n ?? 0) > 0) {
+    return {
+      demo: 'already prepared',
+      hint: 'Demo data is in place. Create a key with: pnpm energy key:create --name me --endpoint "*"',
+      docs: `${options.baseUrl}/docs`,
+    }
+  }
+  log(`seeding ${options.days} days of demo data...`)
+  const summary = await seed(pool, { days: options.days }, log)
+  const { key } = await createApiKey(db, { name: 'demo', endpoints: ['*'] })
+  return {
+    demo: 'prepared',
+    seeded: summary,
+    key,
+    endpoints: ['*'],
+    try: [
+      `curl -H 'x-api-key: ${key}' '${options.baseUrl}/data/pv?aggregation=1%20h'`,
+      `curl -H 'x-api-key: ${key}' '${options.baseUrl}/data/meters?ids=860&aggregation=1%20d&data_format=csv'`,
+      `curl -H 'x-api-key: ${key}' '${options.baseUrl}/metadata/meters/'`,
+    ],
+    docs: `${options.baseUrl}/docs`,
+  }
+}

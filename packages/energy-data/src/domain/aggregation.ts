@@ -1,0 +1,43 @@
+/**
+ * The accepted `aggregation` values: PostgreSQL interval literals, as the original service
+ * passed them to `time_bucket` (`m` is minutes, `mon` is months). Buckets of a day or longer
+ * follow local days of the requested zone, so a DST day has 92 or 100 quarter hours.
+ */
+export const AGGREGATIONS = {
+  '15 m': { kind: 'fixed', minutes: 15 },
+  '30 m': { kind: 'fixed', minutes: 30 },
+  '1 h': { kind: 'fixed', minutes: 60 },
+  '1 d': { kind: 'calendar', unit: 'day', step: '1 day', minMinutes: 23 * 60 },
+  '1 w': { kind: 'calendar', unit: 'week', step: '7 days', minMinutes: 7 * 24 * 60 - 60 },
+  '1 mon': { kind: 'calendar', unit: 'month', step: '1 month', minMinutes: 28 * 24 * 60 - 60 },
+} as const
+
+export type Aggregation = keyof typeof AGGREGATIONS
+export const AGGREGATION_VALUES = Object.keys(AGGREGATIONS) as Aggregation[]
+
+export const AGGREGATION_DESCRIPTION =
+  'Bucket length, a PostgreSQL interval literal: `15 m` (the stored quarter hours), `30 m`, `1 h`, ' +
+  '`1 d`, `1 w` (weeks start on Monday) or `1 mon`. Day, week and month buckets start at local midnight ' +
+  'in `timezone`, so 2025-03-30 has 92 quarter hours in Europe/Rome and 2025-10-26 has 100. ' +
+  'Each bucket holds the mean of its quarter hours (per-meter data: min of minima, max of maxima, ' +
+  'sum of sums, sum of counts, mean of the raw samples).'
+
+/** Shortest length of one bucket, for an upper bound of the number of buckets in a window. */
+export function minBucketMinutes(aggregation: Aggregation): number {
+  const a = AGGREGATIONS[aggregation]
+  return a.kind === 'fixed' ? a.minutes : a.minMinutes
+}
+
+/**
+ * Length of the time slices a long window is read in: each slice is one short query returning
+ * at most about 2500 rows across `series` series (meters), so a request
+ * holds little memory however long its window.
+ */
+export function sliceStep(aggregation: Aggregation, series: number): string {
+  const a = AGGREGATIONS[aggregation]
+  const n = Math.max(1, series)
+  if (a.kind === 'fixed') return `${Math.max(1, Math.floor(((2500 / n) * a.minutes) / 60))} hours`
+  if (a.unit === 'day') return `${Math.max(1, Math.floor(600 / n))} days`
+  if (a.unit === 'week') return `${Math.max(1, Math.floor(90 / n))} weeks`
+  return `${Math.max(1, Math.floor(24 / n))} months`
+}

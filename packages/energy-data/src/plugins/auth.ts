@@ -1,0 +1,121 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
+import type { Kysely } from 'kysely'
+import Type from 'typebox'
+import type { EnergyDatabase } from '../db/schema.ts'
+import { digestApiKey, endpointAllowed, looksLikeApiKey } from '../domain/api-keys.ts'
+import { DetailError } from '../errors.ts'
+import { type ApiKeyRecord, findApiKeyByDigest, touchApiKey } from '../repositories/api-keys.ts'
+
+/**
+ * How a route is guarded, declared in its options as `config: { auth: ... }`:
+ * - `'key'` (the default for every route that says nothing): an `x-api-key` whose endpoint
+ *   patterns cover the request path; 401 without a valid key, 403 outside its patterns.
+ * - `'key-any-endpoint'`: any valid key (the /auth checks, which only look at the key).
+ * - `'public'`: no key, unless ENERGY_REQUIRE_KEY_EVERYWHERE is set; rate limited per address.
+ * The platform's own routes (health, docs, OpenAPI, metrics) are never guarded.
+ */
+export type RouteAuth = 'key' | 'key-any-endpoint' | 'public'
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    auth?: RouteAuth
+  }
+  interface FastifyInstance {
+    /** Every route of the API with its guard, for `/auth/apikey/endpoints`. */
+    endpointCatalog: Array<{ path: string; auth: RouteAuth }>
+  }
+  interface FastifyRequest {
+    /** The key the request was authenticated with, when it carried a valid one. */
+    apiKey?: ApiKeyRecord
+  }
+}
+
+/** What a key-protected route declares in its schema: the header and the OpenAPI security entry. */
+export const apiKeyHeaders = Type.Object({
+  'x-api-key': Type.String({ description: 'API key (`pnpm energy key:create`)' }),
+})
+export const apiKeySecurity = [{ APIKeyHeader: [] }]
+
+export const apiKeySecurityScheme = {
+  APIKeyHeader: { type: 'apiKey' as const, in: 'header' as const, name: 'x-api-key' },
+}
+
+const INFRASTRUCTURE = /^\/(health\/|docs|openapi\.json|metrics)/
+
+/** The guard a route runs under; undefined for the platform's own routes. */
+export function routeAuth(request: FastifyRequest): RouteAuth | undefined {
+  const declared = request.routeOptions.config.auth
+  if (declared) return declared
+  const url = request.routeOptions.url
+  if (url === undefined || INFRASTRUCTURE.test(url)) return undefined
+  return 'key'
+}
+
+const unauthorized = (detail: string) => new DetailError(401, detail, { headers: { 'www-authenticate': 'APIKey' } })
+
+async function authenticate(db: Kysely<EnergyDatabase>, header: string | string[] | undefined): Promise<ApiKeyRecord> {
+  if (header === undefined || header === '') throw unauthorized('Not authenticated')
+  const value = Array.isArray(header) ? header[0] : header
+  // Lookup by digest: the stored value is never compared with the clear key, so timing tells nothing.
+  const key = value && looksLikeApiKey(value) ? await findApiKeyByDigest(db, digestApiKey(value)) : undefined
+  if (!key) throw unauthorized('Invalid API key')
+  if (key.revoked_at) throw unauthorized('API key revoked')
+  if (key.expires_at && key.expires_at.getTime() <= Date.now()) throw unauthorized('API key expired')
+  return key
+}
+
+export interface AuthOptions {
+  db: Kysely<EnergyDatabase>
+  requireKeyEverywhere: boolean
+}
+
+/** The API's endpoints a key may call: its patterns' matches, the key-only checks and the public ones. */
+export function endpointsForKey(
+  catalog: ReadonlyArray<{ path: string; auth: RouteAuth }>,
+  key: ApiKeyRecord,
+): string[] {
+  return catalog
+    .filter((e) => e.auth !== 'key' || endpointAllowed(key.endpoints, e.path))
+    .map((e) => e.path)
+    .sort()
+}
+
+/** Checks `x-api-key` before anything else runs (no validation detail leaks to anonymous callers). */
+export const authPlugin = fp(
+  async (app: FastifyInstance, options: AuthOptions) => {
+    const catalog: Array<{ path: string; auth: RouteAuth }> = []
+    const touched = new Map<number, number>()
+    app.decorate('endpointCatalog', catalog)
+    app.addHook('onRoute', (route) => {
+      const url = route.url ?? route.path
+      if (!url || INFRASTRUCTURE.test(url) || route.method === 'HEAD' || route.schema?.hide) return
+      const path = url.replace(/:(\w+)/g, '{$1}')
+      if (!catalog.some((e) => e.path === path)) catalog.push({ path, auth: route.config?.auth ?? 'key' })
+    })
+    app.addHook('onRequest', async (request) => {
+      if (request.is404) return
+      const mode = routeAuth(request)
+      if (mode === undefined) return
+      if (mode === 'public' && !options.requireKeyEverywhere) {
+        // a key sent to a public endpoint still counts against that key's own rate
+        const header = request.headers['x-api-key']
+        if (header) request.apiKey = await authenticate(options.db, header).catch(() => undefined)
+        return
+      }
+      const key = await authenticate(options.db, request.headers['x-api-key'])
+      request.apiKey = key
+      if (mode === 'key' && !endpointAllowed(key.endpoints, request.url.split('?')[0] ?? '')) {
+        throw new DetailError(403, 'This API key may not call this endpoint')
+      }
+      // last_used_at is bookkeeping: written at most once a minute per key and process, off the request path
+      const now = Date.now()
+      if ((touched.get(key.id) ?? 0) < now - 60_000) {
+        if (touched.size > 10_000) touched.clear()
+        touched.set(key.id, now)
+        touchApiKey(options.db, key.id).catch((error: unknown) => request.log.warn({ err: error }, 'last_used_at'))
+      }
+    })
+  },
+  { name: 'energy-auth' },
+)

@@ -1,0 +1,60 @@
+import type { Kysely, Selectable } from 'kysely'
+import type { DataloggerTable, EnergyDatabase, MeterTable } from '../db/schema.ts'
+
+export type MeterRow = Selectable<MeterTable>
+export type DataloggerRow = Selectable<DataloggerTable>
+
+export function listMeters(db: Kysely<EnergyDatabase>): Promise<MeterRow[]> {
+  return db.selectFrom('meters').selectAll().orderBy('id').execute()
+}
+
+export function findMeter(db: Kysely<EnergyDatabase>, id: number): Promise<MeterRow | undefined> {
+  return db.selectFrom('meters').selectAll().where('id', '=', id).executeTakeFirst()
+}
+
+/** The most recently installed meter (latest `date_from`; the highest id among equals or undated). */
+export function lastInstalledMeter(db: Kysely<EnergyDatabase>): Promise<MeterRow | undefined> {
+  return db
+    .selectFrom('meters')
+    .selectAll()
+    .orderBy('date_from', (o) => o.desc().nullsLast())
+    .orderBy('id', 'desc')
+    .limit(1)
+    .executeTakeFirst()
+}
+
+export async function highestMeterId(db: Kysely<EnergyDatabase>): Promise<number | null> {
+  const row = await db
+    .selectFrom('meters')
+    .select((eb) => eb.fn.max('id').as('max'))
+    .executeTakeFirst()
+  return row?.max ?? null
+}
+
+export async function lowestMeterId(db: Kysely<EnergyDatabase>): Promise<number | null> {
+  const row = await db
+    .selectFrom('meters')
+    .select((eb) => eb.fn.min('id').as('min'))
+    .executeTakeFirst()
+  return row?.min ?? null
+}
+
+/** Which of these ids are not meters. */
+export async function unknownMeterIds(db: Kysely<EnergyDatabase>, ids: readonly number[]): Promise<number[]> {
+  if (ids.length === 0) return []
+  const found = await db
+    .selectFrom('meters')
+    .select('id')
+    .where('id', 'in', [...ids])
+    .execute()
+  const known = new Set(found.map((r) => r.id))
+  return ids.filter((id) => !known.has(id))
+}
+
+export function listDataloggers(db: Kysely<EnergyDatabase>): Promise<DataloggerRow[]> {
+  return db.selectFrom('dataloggers').selectAll().orderBy('id').execute()
+}
+
+export function findDatalogger(db: Kysely<EnergyDatabase>, id: string): Promise<DataloggerRow | undefined> {
+  return db.selectFrom('dataloggers').selectAll().where('id', '=', id).executeTakeFirst()
+}

@@ -1,0 +1,66 @@
+import type { FastifyInstance } from 'fastify'
+import Type from 'typebox'
+import { apiKeyHeaders, apiKeySecurity, endpointsForKey } from '../plugins/auth.ts'
+import { DetailResponse, keyErrorResponses } from '../schemas/errors.ts'
+
+const AuthStatus = Type.Object(
+  {
+    status: Type.String({ description: '`authenticated` with a valid key, `public` without one' }),
+    key: Type.Optional(Type.String({ description: 'Name of the key the request carried' })),
+  },
+  { title: 'AuthStatus', examples: [{ status: 'authenticated', key: 'dashboard' }] },
+)
+
+/** Developer checks: is my key valid, what may it call. */
+export async function authRoutes(app: FastifyInstance): Promise<void> {
+  app.get(
+    '/auth/protected',
+    {
+      config: { auth: 'key-any-endpoint' },
+      schema: {
+        tags: ['Developers'],
+        summary: 'Check an API key',
+        description: 'Answers 200 with a valid key (whatever its endpoints), 401 otherwise.',
+        headers: apiKeyHeaders,
+        security: apiKeySecurity,
+        response: { 200: AuthStatus, ...keyErrorResponses },
+      },
+    },
+    async (request) => ({ status: 'authenticated', key: request.apiKey?.name }),
+  )
+
+  app.get(
+    '/auth/public',
+    {
+      config: { auth: 'public' },
+      schema: {
+        tags: ['Developers'],
+        summary: 'Check without a key',
+        description: 'Does not check any key.',
+        response: { 200: AuthStatus, 429: DetailResponse },
+      },
+    },
+    async () => ({ status: 'public' }),
+  )
+
+  app.get(
+    '/auth/apikey/endpoints',
+    {
+      config: { auth: 'key-any-endpoint' },
+      schema: {
+        tags: ['Developers'],
+        summary: 'Endpoints of the current key',
+        description:
+          "The API's paths this key may call: those its patterns cover, the key checks, and the public ones. " +
+          'Path parameters appear as `{uuid}`.',
+        headers: apiKeyHeaders,
+        security: apiKeySecurity,
+        response: {
+          200: Type.Array(Type.String(), { examples: [['/auth/protected', '/data/pv', '/metadata/meters/{uuid}']] }),
+          ...keyErrorResponses,
+        },
+      },
+    },
+    async (request) => (request.apiKey ? endpointsForKey(app.endpointCatalog, request.apiKey) : []),
+  )
+}

@@ -1,0 +1,116 @@
+import Type, { type TSchema } from 'typebox'
+import { AGGREGATION_DESCRIPTION, AGGREGATION_VALUES, type Aggregation } from '../domain/aggregation.ts'
+import { DATA_FORMAT_DESCRIPTION, DATA_FORMAT_VALUES } from '../domain/formats.ts'
+import { GROUP_COLUMNS, type GroupName } from '../domain/groups.ts'
+import { TAG_DESCRIPTION, TAGS } from '../domain/tags.ts'
+
+const Measurement = Type.Union([Type.Number(), Type.Null()])
+const Time15m = Type.String({
+  format: 'date-time',
+  description: 'Start of the bucket, ISO 8601 with the offset of `timezone`',
+  examples: ['2025-03-30T00:00:00+01:00'],
+})
+
+export const Data15m = Type.Object(
+  {
+    time_15m: Time15m,
+    meter_id: Type.Integer(),
+    avg_value: Measurement,
+    min_value: Measurement,
+    max_value: Measurement,
+    sum_value: Measurement,
+    count_value: Type.Union([Type.Integer(), Type.Null()]),
+    tag: Type.String({ description: 'Data-quality tag; `mixed` when an aggregated bucket holds several' }),
+  },
+  {
+    title: 'Data15m',
+    examples: [
+      {
+        time_15m: '2025-06-02T10:00:00+02:00',
+        meter_id: 860,
+        avg_value: 41.7,
+        min_value: 39.2,
+        max_value: 44.1,
+        sum_value: 625.5,
+        count_value: 15,
+        tag: 'ok',
+      },
+    ],
+  },
+)
+
+const TITLES: Record<GroupName, string> = {
+  datacenter_1: 'Datacenter15m',
+  pv: 'Pv15m',
+  water: 'Water15m',
+  weather: 'Weather15m',
+  centrali_frigo: 'CentraliFrigo15m',
+  aulep: 'AuleP15m',
+}
+
+/** The row schema of one group's wide table: `time_15m` and its columns, each nullable. */
+export function groupRowSchema(group: GroupName): TSchema {
+  const properties: Record<string, TSchema> = { time_15m: Time15m }
+  const example: Record<string, unknown> = { time_15m: '2025-06-02T10:00:00+02:00' }
+  for (const column of GROUP_COLUMNS[group]) {
+    properties[column] = Measurement
+    example[column] = 12.5
+  }
+  return Type.Object(properties, { title: TITLES[group], examples: [example] })
+}
+
+const DATETIME_DESCRIPTION =
+  'UTC, `YYYY-MM-DD hh:mm:ss` (also `YYYY-MM-DDThh:mm:ss`, a date alone, or ISO 8601 with `Z` or an offset). ' +
+  'Inclusive: the answer runs from the bucket containing `start_datetime` to the bucket containing ' +
+  '`end_datetime`, both whole. Defaults: `end_datetime` is the current quarter hour; `start_datetime` is one ' +
+  'day before it for `15 m`, `30 m`, `1 h`; 30 days for `1 d`; 12 weeks for `1 w`; a year for `1 mon`. ' +
+  'Given only `start_datetime`, `end_datetime` is that span after it.'
+
+export function dataQuerySchema(aggregations: readonly Aggregation[] = AGGREGATION_VALUES) {
+  return {
+    aggregation: Type.Enum([...aggregations], {
+      default: '15 m',
+      description:
+        aggregations.length === 1
+          ? 'Only `15 m`: this group is served at its stored resolution.'
+          : AGGREGATION_DESCRIPTION,
+    }),
+    data_format: Type.Enum([...DATA_FORMAT_VALUES], { default: 'raw', description: DATA_FORMAT_DESCRIPTION }),
+    start_datetime: Type.Optional(
+      Type.String({ description: `First timestamp. ${DATETIME_DESCRIPTION}`, examples: ['2025-03-30 00:00:00'] }),
+    ),
+    end_datetime: Type.Optional(
+      Type.String({ description: `Last timestamp. ${DATETIME_DESCRIPTION}`, examples: ['2025-03-30 23:45:00'] }),
+    ),
+    timezone: Type.Optional(
+      Type.String({
+        description:
+          'IANA zone of local days (bucket boundaries of `1 d`, `1 w`, `1 mon`) and of the output offsets; ' +
+          'default Europe/Rome (ENERGY_TIMEZONE).',
+        examples: ['Europe/Rome', 'UTC'],
+      }),
+    ),
+  }
+}
+
+export const metersQuerySchema = {
+  ids: Type.Optional(
+    Type.Array(Type.Integer({ minimum: 0, maximum: 2_147_483_647 }), {
+      minItems: 1,
+      maxItems: 200,
+      description: 'Meter ids (repeat the parameter: `ids=860&ids=861`). Default: the meter with the lowest id.',
+    }),
+  ),
+  tag: Type.Array(Type.Enum([...TAGS]), { default: ['ok'], minItems: 1, description: TAG_DESCRIPTION }),
+}
+
+export function dataResponse(row: TSchema, description: string) {
+  return {
+    description,
+    content: {
+      'application/json': { schema: Type.Array(row) },
+      'text/csv': { schema: Type.String({ description: 'Header line, then one line per row' }) },
+      'text/plain': { schema: Type.String({ description: 'Tab-separated: header line, then one line per row' }) },
+    },
+  }
+}

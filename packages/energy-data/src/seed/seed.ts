@@ -1,0 +1,210 @@
+import type pg from 'pg'
+import { GROUP_COLUMNS, GROUP_NAMES } from '../domain/groups.ts'
+import { environmentAt, noise, QUARTER } from './environment.ts'
+import { DATALOGGERS, GROUP_STREAMS, METERS, signalsAt } from './estate.ts'
+
+export interface SeedOptions {
+  /** First quarter hour (epoch ms, rounded down to a quarter hour). */
+  fromMs: number
+  /** End of the range (exclusive). */
+  toMs: number
+  seed: number
+  /** Days generated and written per statement batch. */
+  chunkDays?: number
+  onProgress?: (doneMs: number) => void
+}
+
+export interface SeedSummary {
+  from: string
+  to: string
+  seed: number
+  dataloggers: number
+  meters: number
+  rows: Record<string, number>
+  seconds: number
+}
+
+const BLOCK = 2880 // quarter hours in 30 days: each series may lose one stretch per block
+
+/** Whether a series has no reading at quarter `q`: a few outages of 1 to 11 hours a year. */
+function inGap(seed: number, stream: number, q: number): boolean {
+  const block = Math.floor(q / BLOCK)
+  if (noise(seed, 5000 + stream, block) >= 0.3) return false
+  const start = Math.floor(noise(seed, 6000 + stream, block) * BLOCK)
+  const length = 4 + Math.floor(noise(seed, 7000 + stream, block) * 40)
+  const offset = q - block * BLOCK
+  return offset >= start && offset < start + length
+}
+
+const round3 = (x: number) => Math.round(x * 1000) / 1000
+
+async function insertMetadata(client: pg.PoolClient): Promise<void> {
+  for (const d of DATALOGGERS) {
+    await client.query(
+      `insert into dataloggers (id, description, notes, serial, date_from, date_to, ip)
+       values ($1, $2, $3, $4, $5, $6, $7)
+       on conflict (id) do update set description = excluded.description, notes = excluded.notes,
+         serial = excluded.serial, date_from = excluded.date_from, date_to = excluded.date_to, ip = excluded.ip`,
+      [d.id, d.description, d.notes, d.serial, d.date_from, d.date_to, d.ip],
+    )
+  }
+  for (const m of METERS) {
+    await client.query(
+      `insert into meters (id, description, notes, date_from, date_to, datalogger_id, type_id, unit_id, quantity_id)
+       values ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+       on conflict (id) do update set description = excluded.description, notes = excluded.notes,
+         date_from = excluded.date_from, date_to = excluded.date_to, datalogger_id = excluded.datalogger_id,
+         type_id = excluded.type_id, unit_id = excluded.unit_id, quantity_id = excluded.quantity_id`,
+      [
+        m.id,
+        `${m.id}) ${m.text}`,
+        m.notes ?? null,
+        m.date_from,
+        m.date_to ?? null,
+        m.datalogger_id,
+        m.type_id,
+        m.unit_id,
+        m.quantity_id,
+      ],
+    )
+  }
+}
+
+/**
+ * Fills the estate's metadata and every series over [fromMs, toMs) in one transaction, a few
+ * days per statement (multi-row inserts from arrays through `unnest`). Rows already present
+ * are kept, so seeding twice is harmless.
+ */
+export async function seedEstate(pool: pg.Pool, options: SeedOptions): Promise<SeedSummary> {
+  const started = Date.now()
+  const seed = options.seed >>> 0
+  const fromMs = Math.floor(options.fromMs / QUARTER) * QUARTER
+  const toMs = options.toMs
+  const chunkMs = (options.chunkDays ?? 7) * 96 * QUARTER
+  const rows: Record<string, number> = { data_15m: 0 }
+  for (const g of GROUP_NAMES) rows[`${g}_15m`] = 0
+
+  const meterSince = METERS.map((m) => Date.parse(m.date_from))
+  const meterUntil = METERS.map((m) => (m.date_to ? Date.parse(m.date_to) : Number.POSITIVE_INFINITY))
+
+  const client = await pool.connect()
+  try {
+    await client.query('begin')
+    await insertMetadata(client)
+    for (let chunkStart = fromMs; chunkStart < toMs; chunkStart += chunkMs) {
+      const chunkEnd = Math.min(toMs, chunkStart + chunkMs)
+      const meter = {
+        t: [] as number[],
+        id: [] as number[],
+        avg: [] as number[],
+        min: [] as number[],
+        max: [] as number[],
+      }
+      const sum: Array<number | null> = []
+      const count: number[] = []
+      const tag: string[] = []
+      const wide = new Map(
+        GROUP_NAMES.map((g) => [
+          g,
+          { t: [] as number[], columns: GROUP_COLUMNS[g].map(() => [] as Array<number | null>) },
+        ]),
+      )
+
+      for (let t = chunkStart; t < chunkEnd; t += QUARTER) {
+        const q = t / QUARTER
+        const signals = signalsAt(seed, q, environmentAt(seed, t))
+        for (const g of GROUP_NAMES) {
+          const stream = GROUP_STREAMS[g]
+          if (inGap(seed, stream, q)) continue
+          const target = wide.get(g)!
+          target.t.push(t / 1000)
+          GROUP_COLUMNS[g].forEach((c, i) => {
+            // a single reading lost now and then
+            const lost = noise(seed, 8000 + stream * 64 + i, q) < 0.0008
+            target.columns[i]!.push(lost ? null : round3(signals[c] ?? 0))
+          })
+        }
+        const day = Math.floor(q / 96)
+        METERS.forEach((m, k) => {
+          if (t < meterSince[k]! || t >= meterUntil[k]!) return
+          const stream = 100 + k
+          let label = 'ok'
+          let value = (signals[m.signal] ?? 0) * m.scale
+          let samples = 15
+          if (inGap(seed, stream, q)) {
+            // most outages leave a hole; some were filled in afterwards by interpolation
+            if (noise(seed, 7500 + stream, Math.floor(q / BLOCK)) >= 0.25) return
+            label = 'interpolated'
+            samples = 0
+          } else {
+            const estimatedFrom = Math.floor(noise(seed, 9100 + stream, day) * 88)
+            const quarterOfDay = q - day * 96
+            if (
+              noise(seed, 9000 + stream, day) < 0.02 &&
+              quarterOfDay >= estimatedFrom &&
+              quarterOfDay < estimatedFrom + 8
+            ) {
+              label = 'estimated'
+            } else if (noise(seed, 9200 + stream, q) < 0.0012) {
+              label = 'suspect'
+              value *= 2.7
+            }
+            const missing = noise(seed, 9300 + stream, q)
+            if (missing < 0.02) samples = 13 + Math.floor(missing * 100)
+          }
+          const spread = samples === 0 ? 0 : Math.abs(value) * (0.02 + 0.06 * noise(seed, 9400 + stream, q))
+          const avg = round3(value)
+          meter.t.push(t / 1000)
+          meter.id.push(m.id)
+          meter.avg.push(avg)
+          meter.min.push(round3(value - spread * 0.8))
+          meter.max.push(round3(value + spread))
+          sum.push(samples === 0 ? null : round3(avg * samples))
+          count.push(samples)
+          tag.push(label)
+        })
+      }
+
+      if (meter.t.length) {
+        await client.query(
+          `insert into data_15m (time_15m, meter_id, avg_value, min_value, max_value, sum_value, count_value, tag)
+           select to_timestamp(t), m, a, mn, mx, s, c, g
+           from unnest($1::float8[], $2::int[], $3::float8[], $4::float8[], $5::float8[], $6::float8[], $7::int[], $8::text[])
+             as u(t, m, a, mn, mx, s, c, g)
+           on conflict do nothing`,
+          [meter.t, meter.id, meter.avg, meter.min, meter.max, sum, count, tag],
+        )
+        rows.data_15m = (rows.data_15m ?? 0) + meter.t.length
+      }
+      for (const [g, target] of wide) {
+        if (!target.t.length) continue
+        const columns = GROUP_COLUMNS[g]
+        const aliases = columns.map((_, i) => `c${i}`)
+        await client.query(
+          `insert into ${g}_15m (time_15m, ${columns.join(', ')})
+           select to_timestamp(t), ${aliases.join(', ')}
+           from unnest($1::float8[], ${columns.map((_, i) => `$${i + 2}::float8[]`).join(', ')}) as u(t, ${aliases.join(', ')})
+           on conflict do nothing`,
+          [target.t, ...target.columns],
+        )
+        rows[`${g}_15m`] = (rows[`${g}_15m`] ?? 0) + target.t.length
+      }
+      options.onProgress?.(chunkEnd)
+    }
+    await client.query('commit')
+  } catch (error) {
+    await client.query('rollback').catch(() => undefined)
+    throw error
+  } finally {
+    client.release()
+  }
+  return {
+    from: new Date(fromMs).toISOString(),
+    to: new Date(toMs).toISOString(),
+    seed,
+    dataloggers: DATALOGGERS.length,
+    meters: METERS.length,
+    rows,
+    seconds: Math.round((Date.now() - started) / 100) / 10,
+  }
+}

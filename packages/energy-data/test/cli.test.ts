@@ -1,0 +1,299 @@
+import { execFile } from 'node:child_process'
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+import { service } from '@campus/shared'
+import { createTestDatabase, type TestDatabase } from '@campus/shared/testing'
+import { sql } from 'kysely'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { seed } from '../src/commands/seed.ts'
+import type { EnergyDatabase } from '../src/db/schema.ts'
+import { GROUP_COLUMNS } from '../src/domain/groups.ts'
+import { importFiles } from '../src/import/import-csv.ts'
+import { startHarness } from './helpers.ts'
+
+const run = promisify(execFile)
+const CLI = join(service('energy').cliEntry)
+const dir = mkdtempSync(join(tmpdir(), 'energy-cli-'))
+
+let database: TestDatabase<EnergyDatabase>
+
+async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await run(
+      process.execPath,
+      ['--experimental-strip-types', '--disable-warning=ExperimentalWarning', CLI, ...args],
+      {
+        env: { ...process.env, ENERGY_DATABASE_URL: database.url, LOG_LEVEL: 'silent' },
+      },
+    )
+    return { code: 0, stdout, stderr }
+  } catch (error) {
+    const e = error as { code: number; stdout: string; stderr: string }
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr }
+  }
+}
+
+beforeAll(async () => {
+  database = await createTestDatabase<EnergyDatabase>('energy', service('energy').migrationsDir)
+})
+afterAll(async () => database?.close())
+
+describe('key commands (real processes)', () => {
+  it('key:create prints the key once; key:list never shows it; key:revoke ends it', async () => {
+    const created = await cli([
+      'key:create',
+      '--name',
+      'dash',
+      '--endpoint',
+      '/data/*',
+      '--endpoint',
+      '/metadata/meters/*',
+      '--expires',
+      '2099-01-01',
+    ])
+    expect(created.code).toBe(0)
+    const key = JSON.parse(created.stdout) as {
+      id: number
+      key: string
+      endpoints: string[]
+      expires_at: string
+      state: string
+    }
+    expect(key.key).toMatch(/^edk_[A-Za-z0-9_-]{43}$/)
+    expect(key.endpoints).toEqual(['/data/*', '/metadata/meters/*'])
+    expect(key.expires_at).toBe('2099-01-01T00:00:00.000Z')
+    expect(key.state).toBe('active')
+
+    const listed = await cli(['key:list'])
+    expect(listed.code).toBe(0)
+    expect(listed.stdout).not.toContain(key.key)
+    const list = JSON.parse(listed.stdout) as Array<{ id: number; name: string; prefix: string }>
+    expect(list).toContainEqual(expect.objectContaining({ id: key.id, name: 'dash', prefix: key.key.slice(0, 10) }))
+
+    const revoked = await cli(['key:revoke', '--id', String(key.id)])
+    expect(revoked.code).toBe(0)
+    expect((JSON.parse(revoked.stdout) as { revoked: Array<{ state: string }> }).revoked[0]?.state).toBe('revoked')
+    const again = await cli(['key:revoke', '--id', String(key.id)])
+    expect(again.code).toBe(2)
+    expect(again.stderr).toContain('no active key matches')
+  })
+
+  it('refuses bad arguments with exit code 2 and a usage line', async () => {
+    for (const args of [
+      ['key:create'],
+      ['key:create', '--name', 'x', '--endpoint', 'data'],
+      ['key:create', '--name', 'x', '--expires', 'tomorrow'],
+      ['key:create', '--name', 'x', '--bogus'],
+      ['nope'],
+    ]) {
+      const result = await cli(args)
+      expect(result.code, args.join(' ')).toBe(2)
+      expect(result.stderr).toContain('usage: pnpm energy')
+      expect(result.stdout).toBe('')
+    }
+  })
+})
+
+describe('seed', () => {
+  it('fills the estate deterministically with sun-driven PV, weekday loads, gaps and tags', async () => {
+    const summary = await seed(database.pool, { from: '2025-05-01', to: '2025-07-01', seed: '7' })
+    expect(summary.meters).toBeGreaterThan(20)
+    const db = database.db
+    const meters = await db.selectFrom('meters').selectAll().execute()
+    for (const m of meters) {
+      expect(m.description).toMatch(new RegExp(`^${m.id}\\) \\S`))
+      expect(m.type_id).toMatch(/^brick:/)
+      expect(m.unit_id).toMatch(/^unit:/)
+      expect(m.quantity_id).toMatch(/^quantitykind:/)
+    }
+    // PV: nothing at night, most around solar noon (about 11:30 UTC in Turin)
+    const pv = await sql<{ hour: number; kw: number }>`
+      select extract(hour from time_15m at time zone 'UTC')::int as hour, avg(tot_pv) as kw from pv_15m group by 1 order by 1`.execute(
+      db,
+    )
+    const byHour = new Map(pv.rows.map((r) => [r.hour, r.kw]))
+    expect(byHour.get(0)).toBe(0)
+    expect(byHour.get(22)).toBe(0)
+    expect(byHour.get(11)).toBeGreaterThan(200)
+    const peakHour = pv.rows.reduce((a, b) => (b.kw > a.kw ? b : a)).hour
+    expect(peakHour).toBeGreaterThanOrEqual(10)
+    expect(peakHour).toBeLessThanOrEqual(12)
+    // radiation moves with it
+    const radiation = await sql<{ r: number }>`
+      select corr(p.tot_pv, w.global_solar_radiation) as r from pv_15m p join weather_15m w using (time_15m)`.execute(
+      db,
+    )
+    expect(radiation.rows[0]?.r).toBeGreaterThan(0.9)
+    // weekday daytime loads above weekend ones
+    const load = await sql<{ weekend: boolean; kwh: number }>`
+      select extract(isodow from time_15m at time zone 'Europe/Rome') >= 6 as weekend, avg(avg_value) as kwh
+      from data_15m where meter_id = 870 and extract(hour from time_15m at time zone 'Europe/Rome') between 10 and 16
+      group by 1`.execute(db)
+    const weekday = load.rows.find((r) => !r.weekend)?.kwh ?? 0
+    const weekend = load.rows.find((r) => r.weekend)?.kwh ?? 0
+    expect(weekday).toBeGreaterThan(weekend * 2)
+    // a few gaps (fewer rows than quarter hours) and every tag in use
+    const counts = await sql<{ n: number }>`
+      select (select count(*) from pv_15m) + (select count(*) from weather_15m) + (select count(*) from water_15m)
+        + (select count(*) from aulep_15m) + (select count(*) from datacenter_1_15m)
+        + (select count(*) from centrali_frigo_15m) as n`.execute(db)
+    expect(counts.rows[0]?.n).toBeLessThan(6 * 61 * 96)
+    expect(counts.rows[0]?.n).toBeGreaterThan(6 * 61 * 96 - 400)
+    const tags = await sql<{ tag: string }>`select distinct tag from data_15m order by tag`.execute(db)
+    expect(tags.rows.map((r) => r.tag)).toEqual(['estimated', 'interpolated', 'ok', 'suspect'])
+
+    const fingerprint = async (target: TestDatabase<EnergyDatabase>) =>
+      (
+        await sql<{
+          h: string
+        }>`select md5(string_agg(time_15m::text || tot_pv::text, ',' order by time_15m)) as h from pv_15m`.execute(
+          target.db,
+        )
+      ).rows[0]?.h
+    const twin = await createTestDatabase<EnergyDatabase>('energy', service('energy').migrationsDir)
+    try {
+      await seed(twin.pool, { from: '2025-05-01', to: '2025-07-01', seed: '7' })
+      expect(await fingerprint(twin)).toBe(await fingerprint(database))
+    } finally {
+      await twin.close()
+    }
+  })
+})
+
+describe('import', () => {
+  let fresh: TestDatabase<EnergyDatabase>
+  beforeAll(async () => {
+    fresh = await createTestDatabase<EnergyDatabase>('energy', service('energy').migrationsDir)
+    await fresh.db.insertInto('dataloggers').values({ id: 'DL', serial: 'S', ip: '10.0.0.1' }).execute()
+    await fresh.db.insertInto('meters').values({ id: 5, description: '5) Test', datalogger_id: 'DL' }).execute()
+  })
+  afterAll(async () => fresh?.close())
+
+  const write = (name: string, text: string) => {
+    const path = join(dir, name)
+    writeFileSync(path, text)
+    return path
+  }
+
+  it('loads a wide group file and a per-meter file, replacing existing rows', async () => {
+    const wide = write(
+      'water.csv',
+      'time_15m,tot_sede_centrale,tot_font_aule_p\n2025-03-30 00:00:00,1.5,0.25\n2025-03-30T00:15:00+00:00,,0.5\n',
+    )
+    const long = write(
+      'meters.csv',
+      'time_15m,meter_id,avg_value,min_value,max_value,sum_value,count_value,tag\n2025-03-30T01:00:00+01:00,5,10,9,11,150,15,ok\n"2025-03-30 00:15:00",5,12,11,13,180,15,estimated\n',
+    )
+    const result = await importFiles(fresh.pool, [wide, long])
+    expect(result.imported).toEqual([
+      { file: 'water.csv', layout: 'water (wide)', rows: 2 },
+      { file: 'meters.csv', layout: 'per meter (long)', rows: 2 },
+    ])
+    const water = await fresh.db.selectFrom('water_15m').selectAll().orderBy('time_15m').execute()
+    expect(
+      water.map((r) => [r.time_15m.toISOString(), r.tot_sede_centrale, r.tot_font_aule_p, r.tot_font_corr_sud]),
+    ).toEqual([
+      ['2025-03-30T00:00:00.000Z', 1.5, 0.25, null],
+      ['2025-03-30T00:15:00.000Z', null, 0.5, null],
+    ])
+    const again = write('water2.csv', 'time_15m,tot_sede_centrale\n2025-03-30 00:00:00,2\n')
+    await importFiles(fresh.pool, [again])
+    const replaced = await fresh.db
+      .selectFrom('water_15m')
+      .select('tot_sede_centrale')
+      .orderBy('time_15m')
+      .executeTakeFirst()
+    expect(replaced?.tot_sede_centrale).toBe(2)
+    const meter = await fresh.db.selectFrom('data_15m').selectAll().orderBy('time_15m').execute()
+    expect(meter.map((r) => [r.time_15m.toISOString(), r.avg_value, r.count_value, r.tag])).toEqual([
+      ['2025-03-30T00:00:00.000Z', 10, 15, 'ok'],
+      ['2025-03-30T00:15:00.000Z', 12, 15, 'estimated'],
+    ])
+  })
+
+  it('a bad file loads nothing and the error names file, line and column (real process)', async () => {
+    const good = write('pv-good.csv', 'time_15m,tot_pv\n2025-06-01 10:00:00,100\n')
+    const bad = write(
+      'pv-bad.csv',
+      'time_15m,tot_pv\n2025-06-01 10:15:00,101\n2025-06-01 10:30:00,abc\n2025-06-01 10:40:00,5\n',
+    )
+    const result = await cliOn(fresh, ['import', good, bad])
+    expect(result.code).toBe(1)
+    expect(result.stderr).toContain(`${bad}:3: column tot_pv: "abc" is not a number`)
+    expect(result.stderr).toContain(`${bad}:4: column time_15m: 2025-06-01 10:40:00 is not on a quarter hour`)
+    const rows = await fresh.db.selectFrom('pv_15m').selectAll().execute()
+    expect(rows).toEqual([])
+  })
+
+  it('rejects unknown meters, tags, columns and malformed lines', async () => {
+    const cases: Array<[string, string]> = [
+      ['time_15m,meter_id,avg_value\n2025-06-01 10:00:00,6,1\n', ':2: column meter_id: meter 6 does not exist'],
+      [
+        'time_15m,meter_id,avg_value,tag\n2025-06-01 10:00:00,5,1,great\n',
+        ':2: column tag: "great" is not a data-quality tag',
+      ],
+      [
+        'time_15m,meter_id,min_value,max_value\n2025-06-01 10:00:00,5,3,1\n',
+        ':2: column min_value: min_value is above max_value',
+      ],
+      ['time_15m,nonsense\n2025-06-01 10:00:00,1\n', ':1: column header: no group has all of the columns nonsense'],
+      ['time_15m,tot_pv\n2025-06-01 10:00:00,1,2\n', ':2: column line: expected 2 fields, found 3'],
+      ['time_15m,tot_pv\n2025-13-01 10:00:00,1\n', ':2: column time_15m: "2025-13-01 10:00:00" is not a datetime'],
+      [
+        'time_15m,tot_pv\n2025-06-01 10:00:00,1\n2025-06-01 10:00:00,2\n',
+        ':3: column time_15m: 2025-06-01 10:00:00 appears twice in the file',
+      ],
+    ]
+    for (const [text, message] of cases) {
+      const path = write('case.csv', text)
+      await expect(importFiles(fresh.pool, [path])).rejects.toThrow(`${path}${message}`)
+    }
+    expect(await fresh.db.selectFrom('pv_15m').selectAll().execute()).toEqual([])
+  })
+
+  it('reads back what the API writes: CSV and TXT exports import to the same rows', async () => {
+    const source = await startHarness()
+    try {
+      await seed(source.database.pool, { from: '2025-03-29', to: '2025-04-01', seed: '3' })
+      const { key } = await import('../src/repositories/api-keys.ts').then((m) =>
+        m.createApiKey(source.db, { name: 'x', endpoints: ['*'] }),
+      )
+      const q = 'start_datetime=2025-03-29&end_datetime=2025-03-31T23:45:00Z'
+      const csv = await source.app.inject({ url: `/data/weather?${q}&data_format=csv`, headers: { 'x-api-key': key } })
+      const txt = await source.app.inject({ url: `/data/pv?${q}&data_format=txt`, headers: { 'x-api-key': key } })
+      const target = await createTestDatabase<EnergyDatabase>('energy', service('energy').migrationsDir)
+      try {
+        const result = await importFiles(target.pool, [write('weather.csv', csv.body), write('pv.txt', txt.body)])
+        expect(result.imported.map((r) => r.layout)).toEqual(['weather (wide)', 'pv (wide)'])
+        for (const table of ['weather_15m', 'pv_15m'] as const) {
+          const columns = GROUP_COLUMNS[table === 'pv_15m' ? 'pv' : 'weather']
+          const digest = async (d: TestDatabase<EnergyDatabase>) =>
+            (
+              await sql<{
+                h: string
+              }>`select md5(string_agg(${sql.raw(`time_15m::text || ${columns.map((c) => `coalesce(${c}::text, '-')`).join(" || ',' || ")}`)}, ';' order by time_15m)) as h from ${sql.table(table)}`.execute(
+                d.db,
+              )
+            ).rows[0]?.h
+          expect(await digest(target)).toBe(await digest(source.database))
+        }
+      } finally {
+        await target.close()
+      }
+    } finally {
+      await source.close()
+    }
+  })
+})
+
+async function cliOn(target: TestDatabase<EnergyDatabase>, args: string[]) {
+  const saved = database
+  database = target
+  try {
+    return await cli(args)
+  } finally {
+    database = saved
+  }
+}
