@@ -20,7 +20,13 @@ function dateOption(name: string, value: string | undefined): number | undefined
 /** `seed [--from DATE] [--to DATE] [--seed N]`: default the last 400 days up to now. */
 export async function seed(
   pool: pg.Pool,
-  input: { from?: string | undefined; to?: string | undefined; seed?: string | undefined; days?: number },
+  input: {
+    from?: string | undefined
+    to?: string | undefined
+    seed?: string | undefined
+    days?: number
+    purpose?: 'seed' | 'demo'
+  },
   log: (line: string) => void = () => {},
 ) {
   const toMs = dateOption('to', input.to) ?? Date.now()
@@ -35,6 +41,8 @@ export async function seed(
     fromMs,
     toMs,
     seed: seedValue,
+    purpose: input.purpose ?? 'seed',
+    commitEachChunk: input.purpose === 'demo',
     onProgress: (done) => {
       if (Date.now() - lastReport > 5000) {
         lastReport = Date.now()
@@ -54,16 +62,40 @@ export async function demo(
   options: { days: number; baseUrl: string },
   log: (line: string) => void = () => {},
 ) {
-  const present = await sql<{ n: number }>`select count(*)::int as n from meters`.execute(db)
-  if ((present.rows[0]?.n ?? 0) > 0) {
+  // Real data (meters without any seed run) is never touched; a demo seed that was interrupted
+  // (Ctrl-C during the first start) is finished: seeding keeps the rows already present.
+  const runs = await sql<{ purpose: string; completed: boolean; from_time: Date; to_time: Date; seed: number }>`
+    select purpose, completed_at is not null as completed, from_time, to_time, seed from seed_runs order by id`.execute(
+    db,
+  )
+  const meters = await sql<{ n: number }>`select count(*)::int as n from meters`.execute(db)
+  const unfinished = runs.rows.find((r) => r.purpose === 'demo' && !r.completed)
+  const prepared = runs.rows.some((r) => r.purpose === 'demo' && r.completed)
+  if (prepared || (!unfinished && (meters.rows[0]?.n ?? 0) > 0)) {
     return {
       demo: 'already prepared',
       hint: 'Demo data is in place. Create a key with: pnpm energy key:create --name me --endpoint "*"',
       docs: `${options.baseUrl}/docs`,
     }
   }
-  log(`seeding ${options.days} days of demo data...`)
-  const summary = await seed(pool, { days: options.days }, log)
+  let summary: Awaited<ReturnType<typeof seed>>
+  if (unfinished) {
+    log('finishing the demo data of an interrupted first start...')
+    summary = await seed(
+      pool,
+      {
+        from: unfinished.from_time.toISOString(),
+        to: unfinished.to_time.toISOString(),
+        seed: String(unfinished.seed),
+        purpose: 'demo',
+      },
+      log,
+    )
+    await sql`delete from seed_runs where purpose = 'demo' and completed_at is null`.execute(db)
+  } else {
+    log(`seeding ${options.days} days of demo data (the API answers meanwhile)...`)
+    summary = await seed(pool, { days: options.days, purpose: 'demo' }, log)
+  }
   const { key } = await createApiKey(db, { name: 'demo', endpoints: ['*'] })
   return {
     demo: 'prepared',

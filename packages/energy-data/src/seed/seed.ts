@@ -11,6 +11,13 @@ export interface SeedOptions {
   seed: number
   /** Days generated and written per statement batch. */
   chunkDays?: number
+  /**
+   * Commit after the metadata and after every chunk instead of once at the end, so other
+   * clients get turns meanwhile (the embedded database runs one transaction at a time).
+   */
+  commitEachChunk?: boolean
+  /** Recorded in `seed_runs`; completed when the last row is in. */
+  purpose?: 'seed' | 'demo'
   onProgress?: (doneMs: number) => void
 }
 
@@ -71,9 +78,9 @@ async function insertMetadata(client: pg.PoolClient): Promise<void> {
 }
 
 /**
- * Fills the estate's metadata and every series over [fromMs, toMs) in one transaction, a few
- * days per statement (multi-row inserts from arrays through `unnest`). Rows already present
- * are kept, so seeding twice is harmless.
+ * Fills the estate's metadata and every series over [fromMs, toMs) in one transaction (or one
+ * per chunk), a few days per statement (multi-row inserts from arrays through `unnest`). Rows
+ * already present are kept, so seeding twice is harmless.
  */
 export async function seedEstate(pool: pg.Pool, options: SeedOptions): Promise<SeedSummary> {
   const started = Date.now()
@@ -90,7 +97,18 @@ export async function seedEstate(pool: pg.Pool, options: SeedOptions): Promise<S
   const client = await pool.connect()
   try {
     await client.query('begin')
+    const run = await client.query<{ id: number }>(
+      `insert into seed_runs (seed, from_time, to_time, purpose) values ($1, to_timestamp($2), to_timestamp($3), $4)
+       returning id`,
+      [seed, fromMs / 1000, toMs / 1000, options.purpose ?? 'seed'],
+    )
     await insertMetadata(client)
+    const checkpoint = async () => {
+      if (!options.commitEachChunk) return
+      await client.query('commit')
+      await client.query('begin')
+    }
+    await checkpoint()
     for (let chunkStart = fromMs; chunkStart < toMs; chunkStart += chunkMs) {
       const chunkEnd = Math.min(toMs, chunkStart + chunkMs)
       const meter = {
@@ -189,8 +207,10 @@ export async function seedEstate(pool: pg.Pool, options: SeedOptions): Promise<S
         )
         rows[`${g}_15m`] = (rows[`${g}_15m`] ?? 0) + target.t.length
       }
+      await checkpoint()
       options.onProgress?.(chunkEnd)
     }
+    await client.query('update seed_runs set completed_at = now() where id = $1', [run.rows[0]?.id])
     await client.query('commit')
   } catch (error) {
     await client.query('rollback').catch(() => undefined)

@@ -2,7 +2,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { connect } from 'node:net'
 import { isAbsolute, join, resolve } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { type EmbeddedPostgres, startEmbeddedPostgres } from './embedded-server.ts'
+import { startEmbeddedPostgresWorker, type WorkerEmbeddedPostgres } from './embedded-worker.ts'
 
 /**
  * A PGlite directory may be opened by one process only. The process that opens it (the
@@ -17,7 +17,7 @@ interface Announcement {
 export interface EmbeddedLocation {
   readonly url: string
   /** Present when this process owns the directory; closing releases it. */
-  readonly host?: EmbeddedPostgres & { release(): Promise<void> }
+  readonly host?: { release(): Promise<void> }
 }
 
 export function serviceDataDir(dataDir: string, service: string): string {
@@ -82,9 +82,9 @@ export async function locateEmbedded(dataDir: string, service: string): Promise<
       if (code === 'EEXIST') continue // another process won the race; read its announcement
       throw error
     }
-    let server: EmbeddedPostgres
+    let server: WorkerEmbeddedPostgres
     try {
-      server = await startEmbeddedPostgres({ dataDir: join(dir, 'pglite') })
+      server = await startEmbeddedPostgresWorker(join(dir, 'pglite'))
     } catch (error) {
       rmSync(file, { force: true })
       throw error
@@ -95,7 +95,7 @@ export async function locateEmbedded(dataDir: string, service: string): Promise<
       const current = readAnnouncement(file)
       if (current?.pid === process.pid) rmSync(file, { force: true })
     }
-    return { url: server.url, host: Object.assign(server, { release }) }
+    return { url: server.url, host: { release } }
   }
   throw new Error(`the embedded ${service} database at ${dir} is held by another process that does not answer`)
 }

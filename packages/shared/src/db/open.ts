@@ -23,7 +23,8 @@ export async function openServiceDatabase<DB>(options: {
     return { ...database, embedded: false, description: `PostgreSQL at ${describeUrl(options.url)}` }
   }
   const location = await locateEmbedded(options.dataDir, options.service)
-  const database = createDatabase<DB>(location.url, { max: 4, ...options.pool })
+  // a cold embedded start (initdb) can keep the server busy for seconds: wait longer for it
+  const database = createDatabase<DB>(location.url, { max: 4, connectionTimeoutMillis: 30_000, ...options.pool })
   const owner = location.host ? 'owned by this process' : 'served by another process'
   return {
     ...database,

@@ -1,0 +1,75 @@
+import { service } from '@campus/shared'
+import { createTestDatabase, type TestDatabase } from '@campus/shared/testing'
+import { sql } from 'kysely'
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { demo, seed } from '../src/commands/seed.ts'
+import type { EnergyDatabase } from '../src/db/schema.ts'
+
+let database: TestDatabase<EnergyDatabase>
+const options = { days: 2, baseUrl: 'http://127.0.0.1:8000' }
+
+async function count(table: string): Promise<number> {
+  const result = await sql<{ n: number }>`select count(*)::int as n from ${sql.table(table)}`.execute(database.db)
+  return result.rows[0]?.n ?? 0
+}
+
+beforeAll(async () => {
+  database = await createTestDatabase<EnergyDatabase>('energy', service('energy').migrationsDir)
+})
+afterAll(async () => database?.close())
+beforeEach(async () => {
+  await sql`truncate seed_runs, api_keys, data_15m, pv_15m, water_15m, weather_15m, aulep_15m,
+    centrali_frigo_15m, datacenter_1_15m, meters, dataloggers`.execute(database.db)
+})
+
+describe('demo (run by pnpm start on every start)', () => {
+  it('seeds an empty database once, records the run and prints a key for every endpoint', async () => {
+    const first = await demo(database.db, database.pool, options)
+    expect(first.demo).toBe('prepared')
+    expect('key' in first && first.key).toMatch(/^edk_/)
+    expect(await count('pv_15m')).toBeGreaterThan(150)
+    const runs = await sql<{ purpose: string; done: boolean }>`
+      select purpose, completed_at is not null as done from seed_runs`.execute(database.db)
+    expect(runs.rows).toEqual([{ purpose: 'demo', done: true }])
+
+    const rows = await count('data_15m')
+    const second = await demo(database.db, database.pool, options)
+    expect(second.demo).toBe('already prepared')
+    expect(await count('data_15m')).toBe(rows)
+    expect(await count('api_keys')).toBe(1)
+  })
+
+  it('never adds demo data to a database holding real data', async () => {
+    await sql`insert into dataloggers (id, serial, ip) values ('dl-1', 'S1', '10.0.0.1')`.execute(database.db)
+    await sql`insert into meters (id, description, datalogger_id) values (1, '1) Real meter', 'dl-1')`.execute(
+      database.db,
+    )
+    const result = await demo(database.db, database.pool, options)
+    expect(result.demo).toBe('already prepared')
+    expect(await count('pv_15m')).toBe(0)
+    expect(await count('api_keys')).toBe(0)
+  })
+
+  it('finishes a demo seed that an interrupted first start left half done', async () => {
+    const to = new Date('2026-01-10T00:00:00Z')
+    const from = new Date('2026-01-08T00:00:00Z')
+    // what a complete run of that window holds, for comparison
+    await seed(database.pool, { from: from.toISOString(), to: to.toISOString(), purpose: 'demo' })
+    const complete = await count('data_15m')
+    await sql`truncate seed_runs, data_15m, pv_15m, water_15m, weather_15m, aulep_15m, centrali_frigo_15m,
+      datacenter_1_15m`.execute(database.db)
+    // the interrupted state: the run started, metadata and some of the data committed
+    await sql`insert into seed_runs (seed, from_time, to_time, purpose) values (1, ${from}, ${to}, 'demo')`.execute(
+      database.db,
+    )
+    await seed(database.pool, { from: from.toISOString(), to: '2026-01-09T00:00:00Z', purpose: 'seed' })
+    expect(await count('data_15m')).toBeLessThan(complete)
+
+    const result = await demo(database.db, database.pool, options)
+    expect(result.demo).toBe('prepared')
+    expect(await count('data_15m')).toBe(complete)
+    const runs = await sql<{ done: boolean }>`
+      select completed_at is not null as done from seed_runs where purpose = 'demo'`.execute(database.db)
+    expect(runs.rows).toEqual([{ done: true }])
+  })
+})
