@@ -42,7 +42,9 @@ export async function seed(
     toMs,
     seed: seedValue,
     purpose: input.purpose ?? 'seed',
+    // the demo runs beside the live API: short transactions, so requests wait a moment at most
     commitEachChunk: input.purpose === 'demo',
+    chunkDays: input.purpose === 'demo' ? 1 : 7,
     onProgress: (done) => {
       if (Date.now() - lastReport > 5000) {
         lastReport = Date.now()
