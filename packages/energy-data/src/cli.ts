@@ -1,6 +1,6 @@
 /** `pnpm energy <command>`: administration of the data API. Prints JSON on stdout, errors on stderr. */
 import { parseArgs } from 'node:util'
-import { migrate, openServiceDatabase, pendingMigrations, readMigrations, runMain, service } from '@campus/shared'
+import { ensureMigrated, openServiceDatabase, runMain, service } from '@campus/shared'
 import type { Kysely } from 'kysely'
 import type pg from 'pg'
 import { keyCreate, keyList, keyRevoke, UsageError } from './commands/keys.ts'
@@ -109,16 +109,7 @@ runMain(async () => {
     dataDir: config.DATA_DIR,
   })
   try {
-    const files = readMigrations(descriptor.migrationsDir)
-    const pending = await pendingMigrations(database.db as never, files)
-    if (pending.length) {
-      if (!(config.MIGRATE_ON_START ?? database.embedded)) {
-        throw new Error(
-          `${pending.length} migration(s) pending on ${database.description}: run \`pnpm db:migrate\` first`,
-        )
-      }
-      await migrate(database.db as never, files)
-    }
+    await ensureMigrated(database as never, descriptor.migrationsDir, config.MIGRATE_ON_START)
     const baseUrl = `http://${config.HOST}:${config.ENERGY_PORT}`
     const result = await command.run({ db: database.db, pool: database.pool, args, baseUrl })
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`)

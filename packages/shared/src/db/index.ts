@@ -2,5 +2,5 @@ export { createDatabase, type Database, type DatabaseOptions, describeUrl } from
 export { locateEmbedded, serviceDataDir } from './embedded-host.ts'
 export { type EmbeddedPostgres, startEmbeddedPostgres } from './embedded-server.ts'
 export { MigrationError, type MigrationFile, migrate, pendingMigrations, readMigrations } from './migrator.ts'
-export { openServiceDatabase, type ServiceDatabase } from './open.ts'
+export { ensureMigrated, openServiceDatabase, type ServiceDatabase } from './open.ts'
 export { streamQuery } from './stream.ts'

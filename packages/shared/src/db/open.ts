@@ -1,5 +1,6 @@
 import { createDatabase, type Database, type DatabaseOptions, describeUrl } from './database.ts'
 import { locateEmbedded } from './embedded-host.ts'
+import { migrate, pendingMigrations, readMigrations } from './migrator.ts'
 
 export interface ServiceDatabase<DB> extends Database<DB> {
   /** True when served by embedded PGlite rather than a PostgreSQL server. */
@@ -35,4 +36,25 @@ export async function openServiceDatabase<DB>(options: {
       await location.host?.release()
     },
   }
+}
+
+/**
+ * Applies pending migrations when allowed (by default only on the embedded database); otherwise
+ * refuses, saying which migrations are pending and how to apply them.
+ */
+export async function ensureMigrated(
+  database: ServiceDatabase<unknown>,
+  migrationsDir: string,
+  allowed: boolean = database.embedded,
+): Promise<void> {
+  const files = readMigrations(migrationsDir)
+  const pending = await pendingMigrations(database.db as never, files)
+  if (!pending.length) return
+  if (!allowed) {
+    throw new Error(
+      `${pending.length} migration(s) pending on ${database.description} (${pending.join(', ')}): ` +
+        'run `pnpm db:migrate` or set MIGRATE_ON_START=true',
+    )
+  }
+  await migrate(database.db as never, files)
 }

@@ -1,6 +1,5 @@
 import type { FastifyInstance } from 'fastify'
-import { migrate, pendingMigrations, readMigrations } from '../db/migrator.ts'
-import { openServiceDatabase, type ServiceDatabase } from '../db/open.ts'
+import { ensureMigrated, openServiceDatabase, type ServiceDatabase } from '../db/open.ts'
 import type { ServiceDescriptor } from '../stack/services.ts'
 import { listenUntilSignalled } from './run.ts'
 
@@ -29,18 +28,7 @@ export async function startService<DB>(options: {
     dataDir: config.DATA_DIR,
   })
   try {
-    const files = readMigrations(descriptor.migrationsDir)
-    const pending = await pendingMigrations(database.db as never, files)
-    if (pending.length) {
-      if (config.MIGRATE_ON_START ?? database.embedded) {
-        await migrate(database.db as never, files)
-      } else {
-        throw new Error(
-          `${pending.length} migration(s) pending on ${database.description} (${pending.join(', ')}): ` +
-            'run `pnpm db:migrate` or set MIGRATE_ON_START=true',
-        )
-      }
-    }
+    await ensureMigrated(database as ServiceDatabase<unknown>, descriptor.migrationsDir, config.MIGRATE_ON_START)
     const app = await options.build(database)
     app.addHook('onClose', async () => database.close())
     app.log.info({ database: database.description }, `${descriptor.title} starting`)
