@@ -52,10 +52,10 @@ export function sendPage(
   body: SafeHtml,
   options: LayoutOptions = {},
 ): FastifyReply {
-  return reply
-    .code(statusCode)
-    .headers(PAGE_HEADERS)
-    .send(layout(title, body, options))
+  reply.code(statusCode).headers(PAGE_HEADERS)
+  // only pages that load the script file may run script, and only from this origin
+  if (options.script) reply.header('content-security-policy', SCRIPT_CSP)
+  return reply.send(layout(title, body, options))
 }
 
 export function sendErrorPage(reply: FastifyReply, statusCode: number, title: string, message: string): FastifyReply {
