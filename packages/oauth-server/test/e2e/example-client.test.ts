@@ -6,7 +6,7 @@
 import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { startExample } from '../../../../examples/oauth-web-client/server.ts'
-import { createApplication } from '../../src/admin.ts'
+import { createApplication, createUser } from '../../src/admin.ts'
 import { totp } from '../../src/domain/totp.ts'
 import { PASSWORD, seed, startServer, type TestServer } from '../helpers.ts'
 import { describeInBrowser, launchChromium, screenshot, signInOnPage } from './chromium.ts'
@@ -20,6 +20,7 @@ describeInBrowser('the example web application in Chromium', () => {
   beforeAll(async () => {
     server = await startServer()
     fixtures = await seed(server.db, server.settings.secretKey)
+    await createUser(server.db, { username: 'carol', password: PASSWORD, name: 'Carol' })
     const registered = await createApplication(server.db, {
       name: 'Example Client',
       redirectUris: ['http://127.0.0.1/callback', 'http://127.0.0.1/implicit/callback'],
@@ -78,12 +79,12 @@ describeInBrowser('the example web application in Chromium', () => {
     const context = await browser.newContext()
     const page = await context.newPage()
     await page.goto(`${example.url}/implicit`)
-    await signInOnPage(page, 'alice', PASSWORD)
+    await signInOnPage(page, 'carol', PASSWORD)
     await page.getByRole('button', { name: 'Authorize' }).click()
-    await expect.poll(() => page.locator('#result').textContent()).toBe('Signed in as alice')
+    await expect.poll(() => page.locator('#result').textContent()).toBe('Signed in as carol')
     // the script removed the token from the address bar
     expect(page.url()).toBe(`${example.url}/implicit/callback`)
-    expect(JSON.parse((await page.locator('#user').textContent()) as string).username).toBe('alice')
+    expect(JSON.parse((await page.locator('#user').textContent()) as string).username).toBe('carol')
     await context.close()
   })
 })
