@@ -25,6 +25,17 @@ const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt
 const page = (title: string, body: string, script = '') =>
   `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title>${script}</head><body><h1>${escapeHtml(title)}</h1>${body}</body></html>`
 
+/** What went wrong, in the OAuth error codes a developer looks up. */
+async function explain(error: unknown): Promise<string> {
+  if (error instanceof oauth.ResponseBodyError) return `${error.error}: ${error.error_description ?? ''}`
+  if (error instanceof oauth.WWWAuthenticateChallengeError) {
+    // a 401 from the token endpoint carries the RFC 6749 error in its body
+    const body = (await error.response.json().catch(() => ({}))) as { error?: string; error_description?: string }
+    return `${body.error ?? error.cause[0]?.parameters.error ?? 'unauthorized'}: ${body.error_description ?? ''}`
+  }
+  return String(error)
+}
+
 const profile = (me: { username: string }) =>
   page(
     `Signed in as ${me.username}`,
@@ -160,9 +171,10 @@ export async function startExample(options: ExampleOptions): Promise<{ url: stri
   }
 
   const server = createServer((req, res) => {
-    handle(req, res).catch((error: unknown) => {
+    handle(req, res).catch(async (error: unknown) => {
+      const message = await explain(error)
       if (!res.headersSent) res.writeHead(502, { 'content-type': 'text/html; charset=utf-8' })
-      res.end(page('Sign-in failed', `<p id="error">${escapeHtml(String(error))}</p>`))
+      res.end(page('Sign-in failed', `<p id="error">${escapeHtml(message)}</p>`))
     })
   })
   await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve))
