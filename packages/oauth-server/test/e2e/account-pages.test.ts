@@ -71,7 +71,7 @@ describeInBrowser('account pages in Chromium', () => {
     const copy = page.locator('button[data-copy=secret]')
     await copy.click()
     await expect.poll(() => copy.textContent()).toBe('Copied')
-    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(secret)
+    expect(await page.evaluate('navigator.clipboard.readText()')).toBe(secret)
     await screenshot(page, 'application-created')
     await page.reload()
     expect(await page.locator('#secret').count()).toBe(0)
