@@ -1,7 +1,17 @@
 /** /admin over HTTP: users list, lock and unlock (sign-in and tokens refused), trusted applications; 404 for others. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createUser } from '../../src/admin.ts'
-import { authorizeInBrowser, Browser, issueToken, PASSWORD, seed, startServer, type TestServer } from '../helpers.ts'
+import {
+  authorizeInBrowser,
+  Browser,
+  basic,
+  issueToken,
+  PASSWORD,
+  postForm,
+  seed,
+  startServer,
+  type TestServer,
+} from '../helpers.ts'
 import { bearer, getPage, signedIn, submit } from '../pages-helpers.ts'
 
 describe('/admin', () => {
@@ -41,6 +51,7 @@ describe('/admin', () => {
       applicationId: fixtures.web.id,
       userId: fixtures.alice.id,
       scopes: ['read_user'],
+      refresh: true,
     })
     expect((await bearer(server.url, token.access_token)).status).toBe(200) // cached now
 
@@ -53,6 +64,13 @@ describe('/admin', () => {
     expect((await getPage(root, '/admin/users')).html).toContain('The user was locked.')
 
     expect((await bearer(server.url, token.access_token)).status).toBe(403)
+    const refresh = await postForm(
+      server.url,
+      '/oauth/token',
+      { grant_type: 'refresh_token', refresh_token: token.refresh_token as string },
+      { authorization: basic(fixtures.web.uid, fixtures.web.secret) },
+    )
+    expect(refresh.body).toMatchObject({ error: 'invalid_grant', error_description: 'The account is locked.' })
     expect((await alice.request('/profile/applications')).status).toBe(302)
     const fresh = new Browser(server.url)
     const form = await getPage(fresh, '/users/sign_in')

@@ -58,6 +58,19 @@ describe('/profile/two_factor_auth and the sign-in steps', () => {
     expect(sessions.length).toBeGreaterThan(0)
   })
 
+  it('marks the session cookie Secure (and __Host-) when the issuer is https', async () => {
+    const tls = await startServer({ issuer: 'https://auth.example' }, { listen: false })
+    try {
+      const res = await tls.app.inject({ method: 'GET', url: '/users/sign_in' })
+      const line = String(res.headers['set-cookie'])
+      expect(line).toMatch(/^__Host-campus_session=/)
+      expect(line).toMatch(/; Secure/i)
+      expect(line).toMatch(/HttpOnly/i)
+    } finally {
+      await tls.close()
+    }
+  })
+
   it('enables TOTP with a QR code and a code, shows recovery codes once, each good once; disables with the password', async () => {
     const browser = await signedIn(server.url, 'alice', PASSWORD)
     const enrol = await getPage(browser, PATH)
