@@ -71,6 +71,13 @@ describe('/admin', () => {
       { authorization: basic(fixtures.web.uid, fixtures.web.secret) },
     )
     expect(refresh.body).toMatchObject({ error: 'invalid_grant', error_description: 'The account is locked.' })
+    const introspection = await postForm(
+      server.url,
+      '/oauth/introspect',
+      { token: token.access_token },
+      { authorization: basic(fixtures.web.uid, fixtures.web.secret) },
+    )
+    expect(introspection.body).toEqual({ active: false })
     expect((await alice.request('/profile/applications')).status).toBe(302)
     const fresh = new Browser(server.url)
     const form = await getPage(fresh, '/users/sign_in')
