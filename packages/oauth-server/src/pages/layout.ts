@@ -115,7 +115,7 @@ for (const button of document.querySelectorAll('button[data-copy]')) {
   button.hidden = false
   button.addEventListener('click', () => {
     const source = document.getElementById(button.dataset.copy)
-    navigator.clipboard.writeText(source.textContent.trim()).then(() => { button.textContent = 'Copied' })
+    navigator.clipboard.writeText(source.innerText.trim()).then(() => { button.textContent = 'Copied' })
   })
 }
 `

@@ -146,6 +146,8 @@ describeInBrowser('account pages in Chromium', () => {
     await page.getByRole('button', { name: 'Enable two-factor authentication' }).click()
     recoveryCodes = await page.locator('#recovery-codes li').allTextContents()
     expect(recoveryCodes).toHaveLength(10)
+    await page.getByRole('button', { name: 'Copy codes' }).click()
+    await expect.poll(() => page.evaluate('navigator.clipboard.readText()')).toBe(recoveryCodes.join('\n'))
     await screenshot(page, 'two-factor-recovery-codes')
     await page.reload()
     expect(await page.locator('#recovery-codes').count()).toBe(0)

@@ -66,6 +66,15 @@ describe('/profile/applications', () => {
     expect(page.html).toContain('Read-only access to your profile')
   })
 
+  it('serves the stylesheet and the copy script as files from this origin', async () => {
+    const css = await fetch(`${server.url}/assets/oauth.css`)
+    expect(css.headers.get('content-type')).toBe('text/css; charset=utf-8')
+    expect(await css.text()).toContain('main{')
+    const js = await fetch(`${server.url}/assets/copy.js`)
+    expect(js.headers.get('content-type')).toBe('text/javascript; charset=utf-8')
+    expect(await js.text()).toContain("querySelectorAll('button[data-copy]')")
+  })
+
   it('refuses a form without the CSRF token (403) and changes nothing', async () => {
     const browser = await signedIn(server.url, 'alice', PASSWORD)
     const before = await countApps()
