@@ -9,15 +9,20 @@ import type { ServerContext } from './context.ts'
 import type { OAuthDB } from './db/schema.ts'
 import { oauthErrors } from './errors.ts'
 import { OpenIdKeys } from './openid.ts'
-import { STYLESHEET, STYLESHEET_PATH } from './pages/layout.ts'
+import { SCRIPT, SCRIPT_PATH, STYLESHEET, STYLESHEET_PATH } from './pages/layout.ts'
 import { deleteExpiredAuthorizationCodes } from './repositories/codes.ts'
 import { deleteExpiredSessions } from './repositories/sessions.ts'
+import { adminPageRoutes } from './routes/admin-pages.ts'
 import { apiRoutes } from './routes/api/index.ts'
 import { authorizeRoutes } from './routes/authorize.ts'
 import { metadataRoutes } from './routes/metadata.ts'
 import { openidRoutes } from './routes/openid.ts'
+import { profileApplicationRoutes } from './routes/profile-applications.ts'
+import { profileTokenRoutes } from './routes/profile-tokens.ts'
+import { profileTwoFactorRoutes } from './routes/profile-two-factor.ts'
 import { revokeIntrospectRoutes } from './routes/revoke-introspect.ts'
 import { signInRoutes } from './routes/sign-in.ts'
+import { signUpRoutes } from './routes/sign-up.ts'
 import { tokenRoutes } from './routes/token.ts'
 import { tokenInfoRoutes } from './routes/token-info.ts'
 import { createThrottle, type Throttle } from './throttle.ts'
@@ -73,7 +78,7 @@ export async function buildApp(options: OAuthAppOptions): Promise<FastifyInstanc
       tags: [
         { name: 'OAuth', description: 'RFC 6749 endpoints and their extensions' },
         { name: 'API', description: 'GitLab-compatible /api/v4 routes' },
-        { name: 'Pages', description: 'Server-rendered sign-in pages' },
+        { name: 'Pages', description: 'Server-rendered pages: sign-in, account, applications, tokens, administration' },
       ],
       securitySchemes: {
         bearer: { type: 'http', scheme: 'bearer', description: 'OAuth access token or personal access token' },
@@ -92,10 +97,22 @@ export async function buildApp(options: OAuthAppOptions): Promise<FastifyInstanc
       .header('cache-control', 'public, max-age=3600')
       .send(STYLESHEET),
   )
+  app.get(SCRIPT_PATH, { schema: { hide: true } }, async (_request, reply) =>
+    reply
+      .header('content-type', 'text/javascript; charset=utf-8')
+      .header('cache-control', 'public, max-age=3600')
+      .header('x-content-type-options', 'nosniff')
+      .send(SCRIPT),
+  )
   metadataRoutes(app, context)
   openidRoutes(app, context)
   authorizeRoutes(app, context)
   signInRoutes(app, context)
+  signUpRoutes(app, context)
+  profileApplicationRoutes(app, context)
+  profileTokenRoutes(app, context)
+  profileTwoFactorRoutes(app, context)
+  adminPageRoutes(app, context)
   tokenRoutes(app, context)
   tokenInfoRoutes(app, context)
   revokeIntrospectRoutes(app, context)

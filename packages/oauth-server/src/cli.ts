@@ -150,6 +150,7 @@ const commands: Record<string, Command> = {
         `3. curl -s ${issuer}/oauth/token -d grant_type=authorization_code -d client_id=${application.uid} -d redirect_uri=${redirectUri} -d code_verifier=${verifier} -d code=CODE`,
         `4. curl -s -H "Authorization: Bearer ACCESS_TOKEN" ${issuer}/api/v4/user`,
       ],
+      pages: `${issuer}/profile/applications (register applications, see and revoke authorizations), /profile/personal_access_tokens, /profile/two_factor_auth`,
     }
   },
 }

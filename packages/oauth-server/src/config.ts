@@ -22,6 +22,10 @@ export const OAuthConfigSchema = Type.Object({
     default: true,
     description: 'Offer grant_type=password (legacy; the client sees the password)',
   }),
+  OAUTH_SIGNUP_ENABLED: Type.Boolean({
+    default: false,
+    description: 'Let visitors create their own account at /users/sign_up',
+  }),
   OAUTH_PKCE_PLAIN: Type.Boolean({ default: false, description: 'Accept code_challenge_method=plain' }),
   OAUTH_SECRET_KEY: Type.Optional(
     Type.String({
@@ -53,6 +57,8 @@ export interface OAuthSettings {
   implicitGrant: boolean
   passwordGrant: boolean
   pkcePlain: boolean
+  /** visitors may create accounts at /users/sign_up */
+  signupEnabled: boolean
   throttle: { accountLimit: number; ipLimit: number; windowSeconds: number }
   redisUrl?: string | undefined
   tokenCacheSeconds: number
@@ -66,6 +72,7 @@ export function settingsFromConfig(config: OAuthConfig): OAuthSettings {
     implicitGrant: config.OAUTH_IMPLICIT_GRANT,
     passwordGrant: config.OAUTH_PASSWORD_GRANT,
     pkcePlain: config.OAUTH_PKCE_PLAIN,
+    signupEnabled: config.OAUTH_SIGNUP_ENABLED,
     throttle: {
       accountLimit: config.OAUTH_THROTTLE_ACCOUNT_LIMIT,
       ipLimit: config.OAUTH_THROTTLE_IP_LIMIT,
@@ -83,6 +90,7 @@ export function defaultSettings(overrides: Partial<OAuthSettings> = {}): OAuthSe
     implicitGrant: true,
     passwordGrant: true,
     pkcePlain: false,
+    signupEnabled: false,
     throttle: { accountLimit: 10, ipLimit: 50, windowSeconds: 900 },
     tokenCacheSeconds: 2,
     secretKey: randomBytes(32),

@@ -5,18 +5,50 @@ import type { AuthorizationRequest } from './request.ts'
 
 const csrfField = (token: string) => html`<input type="hidden" name="csrf_token" value="${token}">`
 
-export function signInPage(options: { csrf: string; returnTo: string; error?: string | undefined }): SafeHtml {
+export interface SignUpForm {
+  username: string
+  email: string
+  name: string
+}
+
+export function signUpPage(options: { csrf: string; form: SignUpForm; errors: string[] }): SafeHtml {
+  const { form } = options
+  return html`<h1>Register</h1>
+${options.errors.length ? html`<div class="errors" role="alert"><ul>${options.errors.map((e) => html`<li>${e}</li>`)}</ul></div>` : ''}
+<form method="post" action="/users/sign_up" novalidate>
+${csrfField(options.csrf)}
+<label for="name">Full name</label>
+<input type="text" id="name" name="name" value="${form.name}" autocomplete="name" required>
+<label for="username">Username</label>
+<input type="text" id="username" name="username" value="${form.username}" autocomplete="username" required>
+<label for="email">Email</label>
+<input type="email" id="email" name="email" value="${form.email}" autocomplete="email" required>
+<label for="password">Password</label>
+<input type="password" id="password" name="password" autocomplete="new-password" aria-describedby="password_hint" required>
+<span class="hint" id="password_hint">At least 8 characters.</span>
+<button type="submit">Register</button>
+</form>
+<p>Already have an account? <a href="/users/sign_in">Sign in</a></p>`
+}
+
+export function signInPage(options: {
+  csrf: string
+  returnTo: string
+  error?: string | undefined
+  signupEnabled?: boolean
+}): SafeHtml {
   return html`<h1>Sign in</h1>
 ${options.error ? html`<p class="error" role="alert">${options.error}</p>` : ''}
 <form method="post" action="/users/sign_in">
 ${csrfField(options.csrf)}
 <input type="hidden" name="return_to" value="${options.returnTo}">
-<label for="username">Username</label>
+<label for="username">Username or email</label>
 <input type="text" id="username" name="username" autocomplete="username" required autofocus>
 <label for="password">Password</label>
 <input type="password" id="password" name="password" autocomplete="current-password" required>
 <button type="submit">Sign in</button>
-</form>`
+</form>
+${options.signupEnabled ? html`<p>No account yet? <a href="/users/sign_up">Register</a></p>` : ''}`
 }
 
 export function twoFactorPage(options: { csrf: string; returnTo: string; error?: string | undefined }): SafeHtml {
@@ -26,7 +58,8 @@ ${options.error ? html`<p class="error" role="alert">${options.error}</p>` : ''}
 ${csrfField(options.csrf)}
 <input type="hidden" name="return_to" value="${options.returnTo}">
 <label for="otp_attempt">Code from your authenticator app</label>
-<input type="text" id="otp_attempt" name="otp_attempt" inputmode="numeric" pattern="[0-9]{6}" autocomplete="one-time-code" required autofocus>
+<input type="text" id="otp_attempt" name="otp_attempt" autocomplete="one-time-code" aria-describedby="otp_hint" required autofocus>
+<span class="hint" id="otp_hint">The six digits your app shows, or one of your recovery codes.</span>
 <button type="submit">Verify</button>
 </form>`
 }

@@ -11,6 +11,7 @@ export interface UsersTable {
   password_hash: string
   otp_secret: string | null
   otp_last_step: number | null
+  otp_pending_secret: ColumnType<string | null, string | null | undefined, string | null>
   admin: Defaulted<boolean>
   locked: Defaulted<boolean>
   bio: Defaulted<string>
@@ -33,6 +34,7 @@ export interface SessionsTable {
   created_at: Generated<Date>
   authenticated_at: Timestamp | null
   expires_at: Timestamp
+  flash_sealed: ColumnType<string | null, string | null | undefined, string | null>
 }
 
 export interface ApplicationsTable {
@@ -121,6 +123,14 @@ export interface SigningKeysTable {
   retired_at: Timestamp | null
 }
 
+export interface RecoveryCodesTable {
+  id: Generated<number>
+  user_id: number
+  digest: Buffer
+  created_at: Generated<Date>
+  used_at: Timestamp | null
+}
+
 export interface OAuthDB {
   users: UsersTable
   sessions: SessionsTable
@@ -131,6 +141,7 @@ export interface OAuthDB {
   personal_access_tokens: PersonalAccessTokensTable
   consents: ConsentsTable
   signing_keys: SigningKeysTable
+  recovery_codes: RecoveryCodesTable
 }
 
 export type User = Selectable<UsersTable>

@@ -3,6 +3,7 @@ import { parseScope, within } from '../domain/scopes.ts'
 import { digest } from '../domain/secrets.ts'
 import { InvalidGrant, InvalidScope } from '../errors.ts'
 import { findRefreshToken, revokeAccessToken, revokeGrant, rotateRefreshToken } from '../repositories/tokens.ts'
+import { findUserById } from '../repositories/users.ts'
 import { idTokenFor } from './authorization-code.ts'
 import { issueTokens } from './issue.ts'
 import { type GrantHandler, INVALID_GRANT_MESSAGE, requireParam } from './types.ts'
@@ -24,6 +25,9 @@ export const refreshTokenGrant: GrantHandler = {
       tokenCache.clear()
       throw new InvalidGrant(INVALID_GRANT_MESSAGE)
     }
+    // a locked account gets no new tokens (its existing ones are refused by the API)
+    const owner = await findUserById(db, token.user_id)
+    if (!owner || owner.locked) throw new InvalidGrant('The account is locked.')
     let scopes = token.scopes
     if (params.scope !== undefined) {
       const asked = parseScope(params.scope)

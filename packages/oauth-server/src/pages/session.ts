@@ -6,6 +6,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { ServerContext } from '../context.ts'
 import { ANONYMOUS_SESSION_TTL, SESSION_TTL } from '../domain/lifetimes.ts'
+import { openSecret, sealSecret } from '../domain/secret-box.ts'
 import { derive, digest, generateSecret, safeEqual } from '../domain/secrets.ts'
 import { deleteSession, findLiveSession, type SessionRow } from '../repositories/sessions.ts'
 
@@ -90,4 +91,39 @@ export const csrfToken = (session: Session): string => derive(session.rawId, 'cs
 
 export function validCsrf(session: Session | undefined, token: unknown): session is Session {
   return session !== undefined && typeof token === 'string' && safeEqual(token, csrfToken(session))
+}
+
+const FLASH_PURPOSE = 'sessions.flash'
+
+/** What the next page shows once: a notice, and values never shown again (secrets, codes). */
+export interface Flash {
+  notice?: string
+  secret?: string
+  codes?: string[]
+}
+
+/** Keeps a one-time message for the next page, sealed under the server key. */
+export async function setFlash(context: ServerContext, session: Session, flash: Flash): Promise<void> {
+  await context.db
+    .updateTable('sessions')
+    .set({ flash_sealed: sealSecret(context.settings.secretKey, JSON.stringify(flash), FLASH_PURPOSE) })
+    .where('id_digest', '=', session.row.id_digest)
+    .execute()
+}
+
+/** Reads and clears the one-time message in one statement: it is shown once, even to two tabs. */
+export async function takeFlash(context: ServerContext, session: Session): Promise<Flash> {
+  const row = await context.db
+    .with('old', (db) =>
+      db.selectFrom('sessions').select(['id_digest', 'flash_sealed']).where('id_digest', '=', session.row.id_digest),
+    )
+    .updateTable('sessions')
+    .from('old')
+    .set({ flash_sealed: null })
+    .whereRef('sessions.id_digest', '=', 'old.id_digest')
+    .where('old.flash_sealed', 'is not', null)
+    .returning('old.flash_sealed as sealed')
+    .executeTakeFirst()
+  if (!row?.sealed) return {}
+  return JSON.parse(openSecret(context.settings.secretKey, row.sealed, FLASH_PURPOSE)) as Flash
 }

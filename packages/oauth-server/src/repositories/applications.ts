@@ -1,4 +1,4 @@
-import type { Insertable, Kysely } from 'kysely'
+import { type Insertable, type Kysely, sql } from 'kysely'
 import type { Application, ApplicationsTable, OAuthDB } from '../db/schema.ts'
 
 type Db = Kysely<OAuthDB>
@@ -21,4 +21,62 @@ export async function countApplications(db: Db): Promise<number> {
     .select((eb) => eb.fn.countAll<number>().as('n'))
     .executeTakeFirstOrThrow()
   return Number(row.n)
+}
+
+export async function listApplicationsOwnedBy(db: Db, ownerId: number): Promise<Application[]> {
+  return db.selectFrom('applications').selectAll().where('owner_id', '=', ownerId).orderBy('id').execute()
+}
+
+export async function listAllApplications(db: Db): Promise<Array<Application & { owner: string | null }>> {
+  return db
+    .selectFrom('applications as a')
+    .leftJoin('users as u', 'u.id', 'a.owner_id')
+    .selectAll('a')
+    .select('u.username as owner')
+    .orderBy('a.id')
+    .execute()
+}
+
+export interface ApplicationChanges {
+  name: string
+  redirect_uris: string[]
+  scopes: string[]
+  confidential: boolean
+  secret_digest: Buffer | null
+}
+
+/** Changes an application of `ownerId`; undefined when it is not theirs. */
+export async function updateOwnedApplication(
+  db: Db,
+  id: number,
+  ownerId: number,
+  changes: Partial<ApplicationChanges>,
+): Promise<Application | undefined> {
+  return db
+    .updateTable('applications')
+    .set({ ...changes, updated_at: sql<Date>`now()` })
+    .where('id', '=', id)
+    .where('owner_id', '=', ownerId)
+    .returningAll()
+    .executeTakeFirst()
+}
+
+export async function deleteOwnedApplication(db: Db, id: number, ownerId: number): Promise<boolean> {
+  const row = await db
+    .deleteFrom('applications')
+    .where('id', '=', id)
+    .where('owner_id', '=', ownerId)
+    .returning('id')
+    .executeTakeFirst()
+  return row !== undefined
+}
+
+export async function setApplicationTrusted(db: Db, id: number, trusted: boolean): Promise<boolean> {
+  const row = await db
+    .updateTable('applications')
+    .set({ trusted, updated_at: sql<Date>`now()` })
+    .where('id', '=', id)
+    .returning('id')
+    .executeTakeFirst()
+  return row !== undefined
 }

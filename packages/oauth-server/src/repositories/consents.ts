@@ -26,3 +26,41 @@ export async function recordConsent(db: Db, userId: number, applicationId: numbe
     )
     .execute()
 }
+
+export interface AuthorizedApplication {
+  application_id: number
+  name: string
+  uid: string
+  scopes: string[]
+  created_at: Date
+  updated_at: Date
+}
+
+export async function listConsents(db: Db, userId: number): Promise<AuthorizedApplication[]> {
+  return db
+    .selectFrom('consents as c')
+    .innerJoin('applications as a', 'a.id', 'c.application_id')
+    .select(['c.application_id', 'a.name', 'a.uid', 'c.scopes', 'c.created_at', 'c.updated_at'])
+    .where('c.user_id', '=', userId)
+    .orderBy('a.name')
+    .execute()
+}
+
+/**
+ * Withdraws what the user approved for an application: the consent, and every access and
+ * refresh token of that application for that user. One transaction, so no token outlives it.
+ */
+export async function revokeAuthorization(db: Db, userId: number, applicationId: number): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    await trx.deleteFrom('consents').where('user_id', '=', userId).where('application_id', '=', applicationId).execute()
+    for (const table of ['access_tokens', 'refresh_tokens'] as const) {
+      await trx
+        .updateTable(table)
+        .set({ revoked_at: sql<Date>`now()` })
+        .where('user_id', '=', userId)
+        .where('application_id', '=', applicationId)
+        .where('revoked_at', 'is', null)
+        .execute()
+    }
+  })
+}

@@ -47,3 +47,15 @@ export async function touchPersonalAccessToken(db: Db, id: number): Promise<void
     )
     .execute()
 }
+
+export async function revokePersonalAccessToken(db: Db, id: number, userId: number): Promise<boolean> {
+  const row = await db
+    .updateTable('personal_access_tokens')
+    .set({ revoked_at: sql<Date>`now()` })
+    .where('id', '=', id)
+    .where('user_id', '=', userId)
+    .where('revoked_at', 'is', null)
+    .returning('id')
+    .executeTakeFirst()
+  return row !== undefined
+}

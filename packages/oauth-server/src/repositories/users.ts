@@ -66,3 +66,72 @@ export async function updateProfile(db: Db, id: number, changes: ProfileChanges)
   if (Object.keys(changes).length === 0) return findUserById(db, id)
   return db.updateTable('users').set(changes).where('id', '=', id).returningAll().executeTakeFirst()
 }
+
+/** Sign-in accepts the username or the email address. */
+export async function findUserByLogin(db: Db, login: string): Promise<User | undefined> {
+  const value = login.toLowerCase()
+  return db
+    .selectFrom('users')
+    .selectAll()
+    .where((eb) => eb.or([eb(sql<string>`lower(username)`, '=', value), eb(sql<string>`lower(email)`, '=', value)]))
+    .orderBy('id')
+    .executeTakeFirst()
+}
+
+export async function findUserByEmail(db: Db, email: string): Promise<User | undefined> {
+  return db
+    .selectFrom('users')
+    .selectAll()
+    .where(sql<string>`lower(email)`, '=', email.toLowerCase())
+    .executeTakeFirst()
+}
+
+export async function listUsers(db: Db): Promise<User[]> {
+  return db.selectFrom('users').selectAll().orderBy('id').execute()
+}
+
+/** Locks or unlocks an account; locking also ends its browser sessions. */
+export async function setUserLocked(db: Db, id: number, locked: boolean): Promise<boolean> {
+  return db.transaction().execute(async (trx) => {
+    const row = await trx.updateTable('users').set({ locked }).where('id', '=', id).returning('id').executeTakeFirst()
+    if (row && locked) await trx.deleteFrom('sessions').where('user_id', '=', id).execute()
+    return row !== undefined
+  })
+}
+
+export async function setPendingOtpSecret(db: Db, id: number, sealed: string | null): Promise<void> {
+  await db.updateTable('users').set({ otp_pending_secret: sealed }).where('id', '=', id).execute()
+}
+
+/** Turns the confirmed seed on (the confirming step counts as used) and stores the recovery code digests. */
+export async function enableTwoFactor(
+  db: Db,
+  id: number,
+  sealed: string,
+  step: number,
+  recoveryDigests: Buffer[],
+): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    await trx
+      .updateTable('users')
+      .set({ otp_secret: sealed, otp_last_step: step, otp_pending_secret: null })
+      .where('id', '=', id)
+      .execute()
+    await trx.deleteFrom('recovery_codes').where('user_id', '=', id).execute()
+    await trx
+      .insertInto('recovery_codes')
+      .values(recoveryDigests.map((digest) => ({ user_id: id, digest })))
+      .execute()
+  })
+}
+
+export async function disableTwoFactor(db: Db, id: number): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    await trx
+      .updateTable('users')
+      .set({ otp_secret: null, otp_last_step: null, otp_pending_secret: null })
+      .where('id', '=', id)
+      .execute()
+    await trx.deleteFrom('recovery_codes').where('user_id', '=', id).execute()
+  })
+}

@@ -21,6 +21,10 @@ export function field(body: unknown, name: string): string | undefined {
 /** Only local pages may be returned to after sign-in: never an open redirect. */
 export function safeReturnTo(value: string | undefined): string {
   if (!value) return '/profile'
-  const allowed = value.startsWith('/oauth/authorize?') || value === '/profile' || value.startsWith('/profile/')
+  const allowed =
+    value.startsWith('/oauth/authorize?') ||
+    value === '/profile' ||
+    value.startsWith('/profile/') ||
+    value.startsWith('/admin/')
   return allowed && !value.includes('\\') && !/[\r\n]/.test(value) ? value : '/profile'
 }

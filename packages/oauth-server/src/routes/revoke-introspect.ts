@@ -113,7 +113,9 @@ export function revokeIntrospectRoutes(app: OAuthApp, context: ServerContext): v
       const iss = context.settings.issuer
       const access = body.token_type_hint === 'refresh_token' ? undefined : await lookupAccessToken(context, presented)
       if (access && access.status !== 'invalid') {
-        if (access.status !== 'active' || access.row.application_id !== client.id) return { active: false }
+        if (access.status !== 'active' || access.row.application_id !== client.id || access.row.user.locked) {
+          return { active: false }
+        }
         const { row } = access
         return {
           active: true,

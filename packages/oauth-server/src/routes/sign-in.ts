@@ -2,12 +2,15 @@
 import Type from 'typebox'
 import { signInPage, twoFactorPage } from '../authorization/pages.ts'
 import type { ServerContext } from '../context.ts'
+import type { User } from '../db/schema.ts'
+import { looksLikeRecoveryCode, recoveryCodeDigest } from '../domain/recovery-codes.ts'
 import { OTP_PURPOSE, openSecret } from '../domain/secret-box.ts'
 import { verifyTotp } from '../domain/totp.ts'
 import { sendErrorPage, sendPage } from '../pages/layout.ts'
 import { csrfToken, endSession, ensureSession, loadSession, startSession, validCsrf } from '../pages/session.ts'
 import { verifyPassword } from '../passwords.ts'
-import { claimOtpStep, findUserById, findUserByUsername, recordSignIn } from '../repositories/users.ts'
+import { useRecoveryCode } from '../repositories/recovery-codes.ts'
+import { claimOtpStep, findUserById, findUserByLogin, recordSignIn } from '../repositories/users.ts'
 import { field, HtmlPage, Redirect, safeReturnTo } from './pages-schema.ts'
 import type { OAuthApp } from './types.ts'
 
@@ -28,6 +31,14 @@ export function signInRoutes(app: OAuthApp, context: ServerContext): void {
   const { db, throttle } = context
   const withReturn = (path: string, returnTo: string, error?: string) =>
     `${path}?return_to=${encodeURIComponent(returnTo)}${error ? `&error=${error}` : ''}`
+
+  /** A TOTP code (each time step once), or an unused recovery code (each once). */
+  async function secondFactorAccepted(user: User, sealedSeed: string, attempt: string): Promise<boolean> {
+    if (looksLikeRecoveryCode(attempt)) return useRecoveryCode(db, user.id, recoveryCodeDigest(attempt))
+    const seed = openSecret(context.settings.secretKey, sealedSeed, OTP_PURPOSE)
+    const step = verifyTotp(seed, attempt, user.otp_last_step)
+    return step !== undefined && (await claimOtpStep(db, user.id, step))
+  }
 
   app.get(
     '/users/sign_in',
@@ -51,6 +62,7 @@ export function signInRoutes(app: OAuthApp, context: ServerContext): void {
           csrf: csrfToken(session),
           returnTo: safeReturnTo(field(query, 'return_to')),
           error: MESSAGES[field(query, 'error') ?? ''],
+          signupEnabled: context.settings.signupEnabled,
         }),
       )
     },
@@ -95,7 +107,7 @@ export function signInRoutes(app: OAuthApp, context: ServerContext): void {
           `Too many failed sign-in attempts. Try again in ${wait} seconds.`,
         )
       }
-      const user = username ? await findUserByUsername(db, username) : undefined
+      const user = username ? await findUserByLogin(db, username) : undefined
       if (!(await verifyPassword(user?.password_hash, password)) || !user) {
         await throttle.failed(username, request.ip)
         return reply.redirect(withReturn('/users/sign_in', returnTo, 'invalid'), 303)
@@ -170,9 +182,8 @@ export function signInRoutes(app: OAuthApp, context: ServerContext): void {
         reply.header('retry-after', String(wait))
         return sendErrorPage(reply, 429, 'Too many attempts', `Too many failed attempts. Try again in ${wait} seconds.`)
       }
-      const seed = openSecret(context.settings.secretKey, user.otp_secret, OTP_PURPOSE)
-      const step = verifyTotp(seed, (field(request.body, 'otp_attempt') ?? '').trim(), user.otp_last_step)
-      if (step === undefined || !(await claimOtpStep(db, user.id, step))) {
+      const attempt = (field(request.body, 'otp_attempt') ?? '').trim()
+      if (!(await secondFactorAccepted(user, user.otp_secret, attempt))) {
         await throttle.failed(user.username, request.ip)
         return reply.redirect(withReturn('/users/two_factor', returnTo, 'otp'), 303)
       }

@@ -1,0 +1,96 @@
+/** /admin: users (lock, unlock) and applications (trusted). Anyone but an administrator gets 404. */
+import type { ServerContext } from '../context.ts'
+import { sendAccountPage } from '../pages/account.ts'
+import { setFlash, takeFlash } from '../pages/session.ts'
+import { adminApplicationsPage, adminUsersPage } from '../pages/views/admin.ts'
+import { listAllApplications, setApplicationTrusted } from '../repositories/applications.ts'
+import { listUsers, setUserLocked } from '../repositories/users.ts'
+import { accountGet, accountPost, IdParams, notFound, pathId } from './account-routes.ts'
+import type { OAuthApp } from './types.ts'
+
+export function adminPageRoutes(app: OAuthApp, context: ServerContext): void {
+  const { db } = context
+
+  accountGet(
+    app,
+    context,
+    '/admin/users',
+    { summary: 'Users (administrators)', admin: true },
+    async (_r, reply, account) => {
+      const flash = await takeFlash(context, account.session)
+      const page = adminUsersPage({
+        csrf: account.csrf,
+        users: await listUsers(db),
+        selfId: account.user.id,
+        notice: flash.notice,
+      })
+      return sendAccountPage(reply, account, 'Users', page)
+    },
+  )
+
+  for (const action of ['lock', 'unlock'] as const) {
+    accountPost(
+      app,
+      context,
+      `/admin/users/:id/${action}`,
+      {
+        summary:
+          action === 'lock'
+            ? 'Lock an account: no sign-in, no token works, sessions end'
+            : 'Unlock an account (administrators)',
+        params: IdParams,
+        admin: true,
+      },
+      async (request, reply, account) => {
+        const id = pathId(request)
+        if (id === undefined || id === account.user.id || !(await setUserLocked(db, id, action === 'lock'))) {
+          return notFound(reply)
+        }
+        // cached token lookups carry the user row: drop them so the lock applies to the next call
+        context.tokenCache.clear()
+        await setFlash(context, account.session, {
+          notice: action === 'lock' ? 'The user was locked.' : 'The user was unlocked.',
+        })
+        return reply.redirect('/admin/users', 303)
+      },
+    )
+  }
+
+  accountGet(
+    app,
+    context,
+    '/admin/applications',
+    { summary: 'Applications (administrators)', admin: true },
+    async (_r, reply, account) => {
+      const flash = await takeFlash(context, account.session)
+      const page = adminApplicationsPage({
+        csrf: account.csrf,
+        applications: await listAllApplications(db),
+        notice: flash.notice,
+      })
+      return sendAccountPage(reply, account, 'Applications', page)
+    },
+  )
+
+  for (const action of ['trust', 'untrust'] as const) {
+    accountPost(
+      app,
+      context,
+      `/admin/applications/:id/${action}`,
+      {
+        summary: action === 'trust' ? 'Mark an application trusted (no consent page)' : 'Mark an application untrusted',
+        params: IdParams,
+        admin: true,
+      },
+      async (request, reply, account) => {
+        const id = pathId(request)
+        if (id === undefined || !(await setApplicationTrusted(db, id, action === 'trust'))) return notFound(reply)
+        context.clientCache.clear()
+        await setFlash(context, account.session, {
+          notice: action === 'trust' ? 'The application is trusted.' : 'The application is no longer trusted.',
+        })
+        return reply.redirect('/admin/applications', 303)
+      },
+    )
+  }
+}

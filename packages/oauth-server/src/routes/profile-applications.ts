@@ -1,0 +1,298 @@
+/** /profile/applications: register, show, edit, renew, delete; authorized applications and revoke. */
+import type { FastifyRequest } from 'fastify'
+import Type from 'typebox'
+import { GRANT_TYPES } from '../admin.ts'
+import type { ServerContext } from '../context.ts'
+import type { Application } from '../db/schema.ts'
+import { redirectUriProblem } from '../domain/redirect-uri.ts'
+import { isKnownScope } from '../domain/scopes.ts'
+import { digest, generateClientId, generateSecret } from '../domain/secrets.ts'
+import { sendAccountPage } from '../pages/account.ts'
+import { setFlash, takeFlash } from '../pages/session.ts'
+import {
+  type ApplicationForm,
+  applicationPage,
+  applicationsPage,
+  deleteApplicationPage,
+  EMPTY_FORM,
+  editApplicationPage,
+} from '../pages/views/applications.ts'
+import {
+  deleteOwnedApplication,
+  findApplicationById,
+  insertApplication,
+  listApplicationsOwnedBy,
+  updateOwnedApplication,
+} from '../repositories/applications.ts'
+import { listConsents, revokeAuthorization } from '../repositories/consents.ts'
+import { accountGet, accountPost, fieldList, IdParams, notFound, pathId } from './account-routes.ts'
+import { field, Redirect } from './pages-schema.ts'
+import type { OAuthApp } from './types.ts'
+
+const FormBody = {
+  name: Type.Optional(Type.String({ description: 'Application name' })),
+  redirect_uris: Type.Optional(Type.String({ description: 'Redirect URIs, one per line' })),
+  confidential: Type.Optional(Type.String({ description: 'Present (any value) for a confidential client' })),
+  scopes: Type.Optional(Type.Array(Type.String(), { description: 'Scopes (checkboxes)' })),
+}
+
+function readForm(request: FastifyRequest): ApplicationForm {
+  return {
+    name: field(request.body, 'name') ?? '',
+    redirectUris: field(request.body, 'redirect_uris') ?? '',
+    confidential: field(request.body, 'confidential') !== undefined,
+    scopes: fieldList(request.body, 'scopes'),
+  }
+}
+
+interface Checked {
+  errors: string[]
+  invalid: Set<string>
+  uris: string[]
+}
+
+function check(form: ApplicationForm): Checked {
+  const errors: string[] = []
+  const invalid = new Set<string>()
+  if (!form.name.trim()) {
+    errors.push('Name is required.')
+    invalid.add('name')
+  } else if (form.name.length > 255) {
+    errors.push('Name is too long (at most 255 characters).')
+    invalid.add('name')
+  }
+  const uris = [
+    ...new Set(
+      form.redirectUris
+        .split(/\r?\n/)
+        .map((u) => u.trim())
+        .filter(Boolean),
+    ),
+  ]
+  if (uris.length === 0) {
+    errors.push('At least one redirect URI is required.')
+    invalid.add('redirect_uris')
+  }
+  for (const uri of uris) {
+    const problem = redirectUriProblem(uri)
+    if (problem) {
+      errors.push(`Redirect URI ${uri} ${problem}.`)
+      invalid.add('redirect_uris')
+    }
+  }
+  if (form.scopes.length === 0) errors.push('Select at least one scope.')
+  for (const s of form.scopes) if (!isKnownScope(s)) errors.push(`The scope ${s} is unknown.`)
+  return { errors, invalid, uris }
+}
+
+const formOf = (a: Application): ApplicationForm => ({
+  name: a.name,
+  redirectUris: a.redirect_uris.join('\n'),
+  confidential: a.confidential,
+  scopes: a.scopes,
+})
+
+export function profileApplicationRoutes(app: OAuthApp, context: ServerContext): void {
+  const { db } = context
+
+  /** A client's registration changed: no cached copy may answer for it any more. */
+  const forgetClients = () => context.clientCache.clear()
+
+  async function owned(request: FastifyRequest, userId: number): Promise<Application | undefined> {
+    const id = pathId(request)
+    const application = id === undefined ? undefined : await findApplicationById(db, id)
+    return application?.owner_id === userId ? application : undefined
+  }
+
+  app.get(
+    '/profile',
+    { schema: { tags: ['Pages'], summary: 'Account home', response: { 302: Redirect('To the applications page') } } },
+    async (_request, reply) => reply.redirect('/profile/applications', 302),
+  )
+
+  accountGet(
+    app,
+    context,
+    '/profile/applications',
+    { summary: 'Applications page' },
+    async (_request, reply, account) => {
+      const flash = await takeFlash(context, account.session)
+      const page = applicationsPage({
+        csrf: account.csrf,
+        applications: await listApplicationsOwnedBy(db, account.user.id),
+        authorized: await listConsents(db, account.user.id),
+        form: EMPTY_FORM,
+        errors: [],
+        invalid: new Set(),
+        notice: flash.notice,
+      })
+      return sendAccountPage(reply, account, 'Applications', page)
+    },
+  )
+
+  accountPost(
+    app,
+    context,
+    '/profile/applications',
+    { summary: 'Register an application', body: FormBody, unprocessable: true },
+    async (request, reply, account) => {
+      const form = readForm(request)
+      const checked = check(form)
+      if (checked.errors.length) {
+        const page = applicationsPage({
+          csrf: account.csrf,
+          applications: await listApplicationsOwnedBy(db, account.user.id),
+          authorized: await listConsents(db, account.user.id),
+          form,
+          ...checked,
+        })
+        return sendAccountPage(reply, account, 'Applications', page, { status: 422 })
+      }
+      const secret = form.confidential ? generateSecret('clientSecret') : null
+      const application = await insertApplication(db, {
+        uid: generateClientId(),
+        secret_digest: secret ? digest(secret) : null,
+        name: form.name.trim(),
+        redirect_uris: checked.uris,
+        scopes: form.scopes,
+        confidential: form.confidential,
+        grant_types: [...GRANT_TYPES],
+        owner_id: account.user.id,
+      })
+      await setFlash(context, account.session, {
+        notice: 'The application was created.',
+        ...(secret ? { secret } : {}),
+      })
+      return reply.redirect(`/profile/applications/${application.id}`, 303)
+    },
+  )
+
+  accountGet(
+    app,
+    context,
+    '/profile/applications/:id',
+    { summary: 'One application', params: IdParams },
+    async (request, reply, account) => {
+      const application = await owned(request, account.user.id)
+      if (!application) return notFound(reply)
+      const flash = await takeFlash(context, account.session)
+      const page = applicationPage({ csrf: account.csrf, application, secret: flash.secret, notice: flash.notice })
+      return sendAccountPage(reply, account, application.name, page, { script: true })
+    },
+  )
+
+  accountGet(
+    app,
+    context,
+    '/profile/applications/:id/edit',
+    { summary: 'Edit form of an application', params: IdParams },
+    async (request, reply, account) => {
+      const application = await owned(request, account.user.id)
+      if (!application) return notFound(reply)
+      const page = editApplicationPage({
+        csrf: account.csrf,
+        application,
+        form: formOf(application),
+        errors: [],
+        invalid: new Set(),
+      })
+      return sendAccountPage(reply, account, 'Edit application', page)
+    },
+  )
+
+  accountPost(
+    app,
+    context,
+    '/profile/applications/:id',
+    { summary: 'Change an application', params: IdParams, body: FormBody, unprocessable: true },
+    async (request, reply, account) => {
+      const application = await owned(request, account.user.id)
+      if (!application) return notFound(reply)
+      const form = readForm(request)
+      const checked = check(form)
+      if (checked.errors.length) {
+        const page = editApplicationPage({ csrf: account.csrf, application, form, ...checked })
+        return sendAccountPage(reply, account, 'Edit application', page, { status: 422 })
+      }
+      // becoming confidential needs a secret; becoming public drops it
+      const secret = form.confidential && !application.confidential ? generateSecret('clientSecret') : undefined
+      await updateOwnedApplication(db, application.id, account.user.id, {
+        name: form.name.trim(),
+        redirect_uris: checked.uris,
+        scopes: form.scopes,
+        confidential: form.confidential,
+        secret_digest: form.confidential ? (secret ? digest(secret) : application.secret_digest) : null,
+      })
+      forgetClients()
+      await setFlash(context, account.session, {
+        notice: 'The application was updated.',
+        ...(secret ? { secret } : {}),
+      })
+      return reply.redirect(`/profile/applications/${application.id}`, 303)
+    },
+  )
+
+  accountPost(
+    app,
+    context,
+    '/profile/applications/:id/renew',
+    { summary: 'Renew the secret (the old one stops working at once)', params: IdParams },
+    async (request, reply, account) => {
+      const application = await owned(request, account.user.id)
+      if (!application?.confidential) return notFound(reply)
+      const secret = generateSecret('clientSecret')
+      await updateOwnedApplication(db, application.id, account.user.id, { secret_digest: digest(secret) })
+      forgetClients()
+      await setFlash(context, account.session, { notice: 'The secret was renewed.', secret })
+      return reply.redirect(`/profile/applications/${application.id}`, 303)
+    },
+  )
+
+  accountGet(
+    app,
+    context,
+    '/profile/applications/:id/delete',
+    { summary: 'Confirm deleting an application', params: IdParams },
+    async (request, reply, account) => {
+      const application = await owned(request, account.user.id)
+      if (!application) return notFound(reply)
+      return sendAccountPage(
+        reply,
+        account,
+        'Delete application',
+        deleteApplicationPage({ csrf: account.csrf, application }),
+      )
+    },
+  )
+
+  accountPost(
+    app,
+    context,
+    '/profile/applications/:id/delete',
+    { summary: 'Delete an application and its tokens', params: IdParams },
+    async (request, reply, account) => {
+      const application = await owned(request, account.user.id)
+      if (!application) return notFound(reply)
+      await deleteOwnedApplication(db, application.id, account.user.id)
+      forgetClients()
+      context.tokenCache.clear()
+      await setFlash(context, account.session, { notice: `The application ${application.name} was deleted.` })
+      return reply.redirect('/profile/applications', 303)
+    },
+  )
+
+  accountPost(
+    app,
+    context,
+    '/profile/applications/authorized/:id/revoke',
+    { summary: 'Revoke an authorization: the consent and every token of that application for you', params: IdParams },
+    async (request, reply, account) => {
+      const id = pathId(request)
+      if (id === undefined) return notFound(reply)
+      await revokeAuthorization(db, account.user.id, id)
+      context.tokenCache.clear()
+      await setFlash(context, account.session, { notice: 'The authorization was revoked.' })
+      return reply.redirect('/profile/applications', 303)
+    },
+  )
+}
