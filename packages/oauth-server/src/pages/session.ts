@@ -103,8 +103,13 @@ export interface Flash {
 }
 
 /** Keeps a one-time message for the next page, sealed under the server key. */
-export async function setFlash(context: ServerContext, session: Session, flash: Flash): Promise<void> {
-  await context.db
+export async function setFlash(
+  context: ServerContext,
+  session: Session,
+  flash: Flash,
+  db: ServerContext['db'] = context.db,
+): Promise<void> {
+  await db
     .updateTable('sessions')
     .set({ flash_sealed: sealSecret(context.settings.secretKey, JSON.stringify(flash), FLASH_PURPOSE) })
     .where('id_digest', '=', session.row.id_digest)

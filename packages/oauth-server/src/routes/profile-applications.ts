@@ -241,9 +241,14 @@ export function profileApplicationRoutes(app: OAuthApp, context: ServerContext):
       const application = await owned(request, account.user.id)
       if (!application?.confidential) return notFound(reply)
       const secret = generateSecret('clientSecret')
-      await updateOwnedApplication(db, application.id, account.user.id, { secret_digest: digest(secret) })
+      // Renewals of one application run one at a time, each storing its secret and the notice
+      // that shows it together: after a double-click the secret shown is the one in force.
+      await db.transaction().execute(async (trx) => {
+        await trx.selectFrom('applications').select('id').where('id', '=', application.id).forUpdate().execute()
+        await updateOwnedApplication(trx, application.id, account.user.id, { secret_digest: digest(secret) })
+        await setFlash(context, account.session, { notice: 'The secret was renewed.', secret }, trx)
+      })
       forgetClients()
-      await setFlash(context, account.session, { notice: 'The secret was renewed.', secret })
       return reply.redirect(`/profile/applications/${application.id}`, 303)
     },
   )
