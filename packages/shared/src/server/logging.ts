@@ -67,6 +67,16 @@ function clientErrorHandler(errors: ErrorFormat | undefined) {
 export function serverOptions(service: string, logLevel: string, errors?: ErrorFormat): FastifyServerOptions {
   return {
     clientErrorHandler: clientErrorHandler(errors),
+    // a URL the router cannot decode (FST_ERR_BAD_URL) answers in the service's error shape too
+    ...(errors
+      ? {
+          frameworkErrors: (error, _request, reply) => {
+            const status = error.statusCode ?? 400
+            const answer = errors.clientError(status, status === 400 ? 'Malformed URL' : 'Bad request')
+            reply.code(status).send(answer.body())
+          },
+        }
+      : {}),
     logger:
       logLevel === 'silent'
         ? false
