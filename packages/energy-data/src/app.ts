@@ -20,6 +20,7 @@ export type EnergySettings = Pick<
   | 'ENERGY_REQUIRE_KEY_EVERYWHERE'
   | 'ENERGY_RATE_LIMIT_PUBLIC'
   | 'ENERGY_RATE_LIMIT_KEY'
+  | 'ENERGY_RATE_LIMIT_PREFIX'
   | 'REDIS_URL'
 >
 
@@ -29,6 +30,7 @@ const DEFAULT_SETTINGS: EnergySettings = {
   ENERGY_REQUIRE_KEY_EVERYWHERE: false,
   ENERGY_RATE_LIMIT_PUBLIC: 120,
   ENERGY_RATE_LIMIT_KEY: 600,
+  ENERGY_RATE_LIMIT_PREFIX: 'energy-rl:',
   REDIS_URL: undefined,
 }
 
@@ -78,6 +80,7 @@ export async function buildApp(options: EnergyAppOptions): Promise<FastifyInstan
     publicPerMinute: settings.ENERGY_RATE_LIMIT_PUBLIC,
     keyPerMinute: settings.ENERGY_RATE_LIMIT_KEY,
     redisUrl: settings.REDIS_URL,
+    redisPrefix: settings.ENERGY_RATE_LIMIT_PREFIX,
   })
 
   await app.register(authRoutes)

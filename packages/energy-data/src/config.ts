@@ -21,6 +21,11 @@ export const EnergyConfigSchema = Type.Object({
     description: 'Requests per minute and client address on public endpoints',
   }),
   ENERGY_RATE_LIMIT_KEY: Type.Integer({ minimum: 1, default: 600, description: 'Requests per minute and API key' }),
+  ENERGY_RATE_LIMIT_PREFIX: Type.String({
+    default: 'energy-rl:',
+    minLength: 1,
+    description: 'Prefix of the rate-limit counters in Redis (instances sharing counters use the same one)',
+  }),
   REDIS_URL: Type.Optional(
     Type.String({ pattern: '^rediss?://', description: 'Shared rate-limit counters; unset = per-process memory' }),
   ),
