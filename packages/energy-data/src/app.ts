@@ -17,6 +17,7 @@ export type EnergySettings = Pick<
   EnergyConfig,
   | 'ENERGY_TIMEZONE'
   | 'ENERGY_MAX_ROWS'
+  | 'ENERGY_MAX_STREAMS'
   | 'ENERGY_REQUIRE_KEY_EVERYWHERE'
   | 'ENERGY_RATE_LIMIT_PUBLIC'
   | 'ENERGY_RATE_LIMIT_KEY'
@@ -27,6 +28,7 @@ export type EnergySettings = Pick<
 const DEFAULT_SETTINGS: EnergySettings = {
   ENERGY_TIMEZONE: 'Europe/Rome',
   ENERGY_MAX_ROWS: 500_000,
+  ENERGY_MAX_STREAMS: 32,
   ENERGY_REQUIRE_KEY_EVERYWHERE: false,
   ENERGY_RATE_LIMIT_PUBLIC: 120,
   ENERGY_RATE_LIMIT_KEY: 600,
@@ -90,6 +92,7 @@ export async function buildApp(options: EnergyAppOptions): Promise<FastifyInstan
     pool: options.database.pool,
     zone: settings.ENERGY_TIMEZONE,
     maxRows: settings.ENERGY_MAX_ROWS,
+    maxStreams: settings.ENERGY_MAX_STREAMS,
     now: options.now,
   })
   await app.register(publicViews, { db })

@@ -11,6 +11,12 @@ export const EnergyConfigSchema = Type.Object({
     description: 'IANA zone of local days: buckets of a day or longer start at local midnight there',
   }),
   ENERGY_MAX_ROWS: Type.Integer({ minimum: 1, default: 500_000, description: 'Most rows one data request may return' }),
+  ENERGY_MAX_STREAMS: Type.Integer({
+    minimum: 1,
+    default: 32,
+    description:
+      'Most exports of several slices one process streams at once (each holds about two slices in memory); more: 503',
+  }),
   ENERGY_REQUIRE_KEY_EVERYWHERE: Type.Boolean({
     default: false,
     description: 'Require an API key on the public endpoints too (charts, reports, /auth/public, ...)',

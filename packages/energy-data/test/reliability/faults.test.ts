@@ -119,7 +119,10 @@ describe('SIGTERM during load on a server process', () => {
 
       // in flight: the long CSV and five JSON exports, each read slowly (a pause after every chunk);
       // the signal goes once every one of them has its first bytes
-      const targets = [target, ...(await Promise.all([1, 2, 3, 4, 5].map(() => manySlicesTarget(database.db, 'raw', 3))))]
+      const targets = [
+        target,
+        ...(await Promise.all([1, 2, 3, 4, 5].map(() => manySlicesTarget(database.db, 'raw', 3)))),
+      ]
       let started = 0
       let signalled = false
       const inFlight = targets.map((t) => {

@@ -66,7 +66,9 @@ export function download(
         })
       })
     })
-    req.on('error', (e) => resolve({ status: 0, headers: {}, body: Buffer.alloc(0), complete: false, error: e.message }))
+    req.on('error', (e) =>
+      resolve({ status: 0, headers: {}, body: Buffer.alloc(0), complete: false, error: e.message }),
+    )
     req.end()
   })
 }

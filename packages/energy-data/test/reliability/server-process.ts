@@ -19,10 +19,18 @@ export interface ServerProcess {
 }
 
 /** Starts `packages/energy-data/src/server.ts` as its own process on a random loopback port. */
-export function startEnergyProcess(env: Record<string, string>, nodeFlags = PRODUCTION_NODE_FLAGS): Promise<ServerProcess> {
+export function startEnergyProcess(
+  env: Record<string, string>,
+  nodeFlags = PRODUCTION_NODE_FLAGS,
+): Promise<ServerProcess> {
   const child = spawn(
     process.execPath,
-    [...nodeFlags, '--experimental-strip-types', '--disable-warning=ExperimentalWarning', service('energy').serverEntry],
+    [
+      ...nodeFlags,
+      '--experimental-strip-types',
+      '--disable-warning=ExperimentalWarning',
+      service('energy').serverEntry,
+    ],
     {
       env: {
         PATH: process.env.PATH ?? '',
