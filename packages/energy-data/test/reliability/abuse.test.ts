@@ -53,9 +53,9 @@ describe('abuse of the data API', () => {
   it('refuses a request over the row limit with 422 and guidance, before sending anything', async () => {
     const response = await fetch(`${server.base}${all.csv}`, { headers: { 'x-api-key': key } })
     expect(response.status).toBe(422)
-    const [issue] = (await response.json()).detail
-    expect(issue.type).toBe('too_many_rows')
-    expect(issue.msg).toMatch(
+    const [issue] = ((await response.json()) as { detail: Array<{ type: string; msg: string }> }).detail
+    expect(issue?.type).toBe('too_many_rows')
+    expect(issue?.msg).toMatch(
       /more than the 40000 allowed: narrow start_datetime\/end_datetime, choose a coarser aggregation/,
     )
     // under the limit (13 meters) the same month streams

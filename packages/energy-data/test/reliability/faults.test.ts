@@ -75,7 +75,7 @@ describe('the database connection cut mid-request and mid-stream', () => {
       const refused = await fetch(`${base}${target}`, { headers: { 'x-api-key': key } })
       expect(refused.status).toBeGreaterThanOrEqual(500)
       expect(refused.headers.get('content-type')).toMatch(/^application\/json/)
-      expect(Object.keys(await refused.json())).toEqual(['detail'])
+      expect(Object.keys((await refused.json()) as object)).toEqual(['detail'])
       expect((await fetch(`${base}/health/ready`)).status).toBe(503)
 
       // the same app answers again once the connection returns, without a restart

@@ -76,7 +76,7 @@ describe('two instances on one database and one Redis', () => {
       const over = await ask(server, key)
       expect(over.status).toBe(429)
       expect(Number(over.headers.get('retry-after'))).toBeGreaterThan(0)
-      expect(Object.keys(await over.json())).toEqual(['detail'])
+      expect(Object.keys((await over.json()) as object)).toEqual(['detail'])
     }
     // another key has its own count
     const other = await createApiKey(database.db, { name: 'other', endpoints: ['*'] })
