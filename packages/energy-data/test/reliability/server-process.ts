@@ -3,8 +3,12 @@ import { readFileSync } from 'node:fs'
 import { createInterface } from 'node:readline'
 import { service } from '@campus/shared'
 
-/** Heap sizing of the production service (see docs/reliability-energy.md). */
-export const PRODUCTION_NODE_FLAGS = ['--max-semi-space-size=4', '--max-old-space-size=192']
+/** Heap sizing of the production service (see docs/reliability-energy.md); ENERGY_TEST_NODE_FLAGS overrides. */
+export const PRODUCTION_NODE_FLAGS = (
+  process.env.ENERGY_TEST_NODE_FLAGS ?? '--max-semi-space-size=4 --max-old-space-size=192'
+)
+  .split(' ')
+  .filter(Boolean)
 
 export interface ServerProcess {
   child: ChildProcess
