@@ -87,7 +87,7 @@ describe('no API key in the database dump or the logs', () => {
       expect(logs).not.toContain(secretPart(key))
     }
     process.stdout.write(
-      `energy secrets: ${requests} requests with ${keys.length} keys (statuses ${[...statuses].sort().join(',')}); ` +
+      `energy secrets: ${paths.length} endpoints, ${requests} requests with ${keys.length} keys (statuses ${[...statuses].sort().join(',')}); ` +
         `pg_dump ${(dump.length / 1024).toFixed(0)} kB and ${server.logs.length} log lines hold none of them\n`,
     )
   }, 120_000)
