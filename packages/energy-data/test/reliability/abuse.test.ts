@@ -146,7 +146,8 @@ describe('abuse of the data API', () => {
       for (const response of responses) response.destroy()
       await Promise.all(streams)
     })
-    expect(peak - before).toBeLessThan(96 * MB)
+    // without backpressure the 173 MB asked would all be buffered
+    expect(peak - before).toBeLessThan(120 * MB)
     process.stdout.write(
       `energy abuse: 30 stalled streams asking ${(asked / MB).toFixed(0)} MB in all, ${concurrent} requests 50 at a time meanwhile; live heap ${(heapUsed / MB).toFixed(0)} MB; RSS ${(before / MB).toFixed(0)} -> peak ${(peak / MB).toFixed(0)} MB\n`,
     )
