@@ -17,18 +17,22 @@ export type EnergySettings = Pick<
   EnergyConfig,
   | 'ENERGY_TIMEZONE'
   | 'ENERGY_MAX_ROWS'
+  | 'ENERGY_MAX_STREAMS'
   | 'ENERGY_REQUIRE_KEY_EVERYWHERE'
   | 'ENERGY_RATE_LIMIT_PUBLIC'
   | 'ENERGY_RATE_LIMIT_KEY'
+  | 'ENERGY_RATE_LIMIT_PREFIX'
   | 'REDIS_URL'
 >
 
 const DEFAULT_SETTINGS: EnergySettings = {
   ENERGY_TIMEZONE: 'Europe/Rome',
   ENERGY_MAX_ROWS: 500_000,
+  ENERGY_MAX_STREAMS: 32,
   ENERGY_REQUIRE_KEY_EVERYWHERE: false,
   ENERGY_RATE_LIMIT_PUBLIC: 120,
   ENERGY_RATE_LIMIT_KEY: 600,
+  ENERGY_RATE_LIMIT_PREFIX: 'energy-rl:',
   REDIS_URL: undefined,
 }
 
@@ -78,6 +82,7 @@ export async function buildApp(options: EnergyAppOptions): Promise<FastifyInstan
     publicPerMinute: settings.ENERGY_RATE_LIMIT_PUBLIC,
     keyPerMinute: settings.ENERGY_RATE_LIMIT_KEY,
     redisUrl: settings.REDIS_URL,
+    redisPrefix: settings.ENERGY_RATE_LIMIT_PREFIX,
   })
 
   await app.register(authRoutes)
@@ -87,6 +92,7 @@ export async function buildApp(options: EnergyAppOptions): Promise<FastifyInstan
     pool: options.database.pool,
     zone: settings.ENERGY_TIMEZONE,
     maxRows: settings.ENERGY_MAX_ROWS,
+    maxStreams: settings.ENERGY_MAX_STREAMS,
     now: options.now,
   })
   await app.register(publicViews, { db })

@@ -11,6 +11,12 @@ export const EnergyConfigSchema = Type.Object({
     description: 'IANA zone of local days: buckets of a day or longer start at local midnight there',
   }),
   ENERGY_MAX_ROWS: Type.Integer({ minimum: 1, default: 500_000, description: 'Most rows one data request may return' }),
+  ENERGY_MAX_STREAMS: Type.Integer({
+    minimum: 1,
+    default: 32,
+    description:
+      'Most exports of several slices one process streams at once (each holds about two slices in memory); more: 503',
+  }),
   ENERGY_REQUIRE_KEY_EVERYWHERE: Type.Boolean({
     default: false,
     description: 'Require an API key on the public endpoints too (charts, reports, /auth/public, ...)',
@@ -21,6 +27,11 @@ export const EnergyConfigSchema = Type.Object({
     description: 'Requests per minute and client address on public endpoints',
   }),
   ENERGY_RATE_LIMIT_KEY: Type.Integer({ minimum: 1, default: 600, description: 'Requests per minute and API key' }),
+  ENERGY_RATE_LIMIT_PREFIX: Type.String({
+    default: 'energy-rl:',
+    minLength: 1,
+    description: 'Prefix of the rate-limit counters in Redis (instances sharing counters use the same one)',
+  }),
   REDIS_URL: Type.Optional(
     Type.String({ pattern: '^rediss?://', description: 'Shared rate-limit counters; unset = per-process memory' }),
   ),

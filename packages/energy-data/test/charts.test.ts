@@ -203,7 +203,7 @@ describe('chart validation and caching', () => {
       const op = doc.paths[`/chart/${chart}`]!.get
       expect(op.tags).toEqual(['Chart'])
       expect(op.parameters.map((p) => p.name)).toEqual(['lang'])
-      expect(Object.keys(op.responses).sort()).toEqual(['200', '304', '404', '422'])
+      expect(Object.keys(op.responses).sort()).toEqual(['200', '304', '404', '422', '429'])
     }
   })
 })

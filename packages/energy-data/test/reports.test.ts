@@ -421,7 +421,7 @@ describe('report OpenAPI', () => {
     const meter = doc.paths['/report/meter']!.get
     expect(meter.tags).toEqual(['Report'])
     expect(meter.parameters.find((p) => p.name === 'uuid')!.required).toBe(true)
-    expect(Object.keys(meter.responses).sort()).toEqual(['200', '304', '404', '422'])
+    expect(Object.keys(meter.responses).sort()).toEqual(['200', '304', '404', '422', '429'])
     expect(Object.keys(meter.responses['200']!.content!).sort()).toEqual([
       'application/json',
       'text/markdown',

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyRequest, FastifySchema } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Kysely } from 'kysely'
 import Type from 'typebox'
@@ -6,6 +6,7 @@ import type { EnergyDatabase } from '../db/schema.ts'
 import { digestApiKey, endpointAllowed, looksLikeApiKey } from '../domain/api-keys.ts'
 import { DetailError } from '../errors.ts'
 import { type ApiKeyRecord, findApiKeyByDigest, touchApiKey } from '../repositories/api-keys.ts'
+import { keyErrorResponses } from '../schemas/errors.ts'
 
 /**
  * How a route is guarded, declared in its options as `config: { auth: ... }`:
@@ -81,6 +82,20 @@ export function endpointsForKey(
     .sort()
 }
 
+/**
+ * The answers the guards (this plugin and the rate limit) can give, added to a route's response
+ * schemas where it does not declare them, so that the OpenAPI document lists every status.
+ */
+function declareGuardResponses(schema: FastifySchema | undefined, auth: RouteAuth, requireKeyEverywhere: boolean) {
+  const responses = schema?.response as Record<string, unknown> | undefined
+  if (!responses) return
+  const keyed = auth !== 'public' || requireKeyEverywhere
+  const guard: Record<string, unknown> = keyed
+    ? { 401: keyErrorResponses[401], 403: keyErrorResponses[403], 429: keyErrorResponses[429] }
+    : { 429: keyErrorResponses[429] }
+  for (const [status, body] of Object.entries(guard)) responses[status] ??= body
+}
+
 /** Checks `x-api-key` before anything else runs (no validation detail leaks to anonymous callers). */
 export const authPlugin = fp(
   async (app: FastifyInstance, options: AuthOptions) => {
@@ -91,7 +106,9 @@ export const authPlugin = fp(
       const url = route.url ?? route.path
       if (!url || INFRASTRUCTURE.test(url) || route.method === 'HEAD' || route.schema?.hide) return
       const path = url.replace(/:(\w+)/g, '{$1}')
-      if (!catalog.some((e) => e.path === path)) catalog.push({ path, auth: route.config?.auth ?? 'key' })
+      const auth = route.config?.auth ?? 'key'
+      if (!catalog.some((e) => e.path === path)) catalog.push({ path, auth })
+      declareGuardResponses(route.schema, auth, options.requireKeyEverywhere)
     })
     app.addHook('onRequest', async (request) => {
       if (request.is404) return
@@ -108,13 +125,18 @@ export const authPlugin = fp(
       if (mode === 'key' && !endpointAllowed(key.endpoints, request.url.split('?')[0] ?? '')) {
         throw new DetailError(403, 'This API key may not call this endpoint')
       }
-      // last_used_at is bookkeeping: written at most once a minute per key and process, off the request path
+    })
+    // last_used_at is bookkeeping of accepted requests only (a rejected request writes nothing):
+    // at most once a minute per key and process, done before the answer goes out so that it is
+    // settled when the client sees it; a failure only reaches the log
+    app.addHook('onSend', async (request, reply) => {
+      const key = request.apiKey
+      if (!key || reply.statusCode >= 400) return
       const now = Date.now()
-      if ((touched.get(key.id) ?? 0) < now - 60_000) {
-        if (touched.size > 10_000) touched.clear()
-        touched.set(key.id, now)
-        touchApiKey(options.db, key.id).catch((error: unknown) => request.log.warn({ err: error }, 'last_used_at'))
-      }
+      if ((touched.get(key.id) ?? 0) >= now - 60_000) return
+      if (touched.size > 10_000) touched.clear()
+      touched.set(key.id, now)
+      await touchApiKey(options.db, key.id).catch((error: unknown) => request.log.warn({ err: error }, 'last_used_at'))
     })
   },
   { name: 'energy-auth' },

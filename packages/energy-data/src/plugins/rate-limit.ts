@@ -12,6 +12,8 @@ export interface RateLimitOptions {
   keyPerMinute: number
   /** Counters shared by every instance; per-process memory without it. */
   redisUrl?: string | undefined
+  /** Prefix of the counters in Redis. */
+  redisPrefix?: string
 }
 
 /**
@@ -29,7 +31,7 @@ export const rateLimitPlugin = fp(
     await app.register(rateLimit, {
       global: true,
       timeWindow: 60_000,
-      ...(redis ? { redis, nameSpace: 'energy-rl:' } : {}),
+      ...(redis ? { redis, nameSpace: options.redisPrefix ?? 'energy-rl:' } : {}),
       // a counter store that fails must not take the API down with it
       skipOnError: true,
       allowList: (request) => routeAuth(request) === undefined,

@@ -75,7 +75,12 @@ export async function planSeries(pool: pg.Pool, request: SeriesRequest): Promise
     const edges: number[] = []
     for (let e = lo; e < hi; e += stepMs) edges.push(e)
     edges.push(hi)
-    return { lo, hi, edges, bound: ((hi - lo) / length) * seriesCount(request.source) }
+    return {
+      lo,
+      hi,
+      edges: await trimToData(pool, request, edges),
+      bound: ((hi - lo) / length) * seriesCount(request.source),
+    }
   }
   const series =
     a.kind === 'fixed'
@@ -95,7 +100,49 @@ export async function planSeries(pool: pg.Pool, request: SeriesRequest): Promise
   const edges = row.edges.filter((e) => e < row.hi)
   edges.push(row.hi)
   const buckets = Math.ceil((row.hi - row.lo) / 60_000 / minBucketMinutes(aggregation))
-  return { lo: row.lo, hi: row.hi, edges, bound: buckets * seriesCount(request.source) }
+  return {
+    lo: row.lo,
+    hi: row.hi,
+    edges: await trimToData(pool, request, edges),
+    bound: buckets * seriesCount(request.source),
+  }
+}
+
+/** Slices beyond which a window is trimmed to the stored rows (below it, empty slices cost little). */
+const TRIM_FROM_SLICES = 16
+
+/**
+ * The slice edges that cover the rows actually stored in the window: a window of centuries
+ * would otherwise be thousands of queries over empty ranges. Two index lookups find the first
+ * and last stored quarter hour; edges stay on bucket edges.
+ */
+async function trimToData(pool: pg.Pool, request: SeriesRequest, edges: number[]): Promise<number[]> {
+  if (edges.length <= TRIM_FROM_SLICES + 1) return edges
+  const lo = new Date(edges[0] as number)
+  const hi = new Date(edges[edges.length - 1] as number)
+  const { source } = request
+  const one = (table: string, filter: string, order: 'asc' | 'desc') =>
+    `(select time_15m from ${table} where ${filter} time_15m >= $1 and time_15m < $2 order by time_15m ${order} limit 1)`
+  const result =
+    source.kind === 'group'
+      ? await pool.query<{ first: number | null; last: number | null }>(
+          `select ${EPOCH_MS(one(`${source.group}_15m`, '', 'asc'))} as first, ${EPOCH_MS(one(`${source.group}_15m`, '', 'desc'))} as last`,
+          [lo, hi],
+        )
+      : await pool.query<{ first: number | null; last: number | null }>(
+          `select ${EPOCH_MS('min(f)')} as first, ${EPOCH_MS('max(l)')} as last from unnest($3::int[]) id,
+             lateral (select ${one('data_15m', 'meter_id = id and', 'asc')} f, ${one('data_15m', 'meter_id = id and', 'desc')} l) x`,
+          [lo, hi, source.ids],
+        )
+  const first = result.rows[0]?.first
+  const last = result.rows[0]?.last
+  if (first === null || first === undefined || last === null || last === undefined)
+    return [edges[0] as number, edges[edges.length - 1] as number]
+  let from = 0
+  while (from + 1 < edges.length && (edges[from + 1] as number) <= first) from++
+  let to = edges.length - 1
+  while (to - 1 > from && (edges[to - 1] as number) > last) to--
+  return edges.slice(from, to + 1)
 }
 
 /**

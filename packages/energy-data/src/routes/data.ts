@@ -9,11 +9,11 @@ import { DATA_FORMATS, type DataFormat, type Field, rowEncoder } from '../domain
 import { GROUP_COLUMNS, GROUP_NAMES, type GroupName } from '../domain/groups.ts'
 import { instantFormatter, isTimeZone } from '../domain/time.ts'
 import { resolveWindow } from '../domain/window.ts'
-import { UnprocessableEntity } from '../errors.ts'
+import { DetailError, UnprocessableEntity } from '../errors.ts'
 import { apiKeyHeaders, apiKeySecurity } from '../plugins/auth.ts'
 import { countSeries, planSeries, readSeries, type SeriesSource } from '../repositories/measurements.ts'
 import { lowestMeterId, unknownMeterIds } from '../repositories/metadata.ts'
-import { HTTPValidationError, keyErrorResponses } from '../schemas/errors.ts'
+import { DetailResponse, HTTPValidationError, keyErrorResponses } from '../schemas/errors.ts'
 import { Data15m, dataQuerySchema, dataResponse, groupRowSchema, metersQuerySchema } from '../schemas/measurements.ts'
 
 export interface DataRoutesOptions {
@@ -22,6 +22,8 @@ export interface DataRoutesOptions {
   /** Default zone of local days and output offsets. */
   zone: string
   maxRows: number
+  /** Most multi-slice exports streamed at once by this process. */
+  maxStreams: number
   /** Clock of the default window (tests pin it). */
   now?: () => number
 }
@@ -64,9 +66,14 @@ const GROUP_SUMMARIES: Record<GroupName, string> = {
   aulep: 'Aule P building: PV surplus, consumption, rooftop units, fountain',
 }
 
+const busy = { ...DetailResponse, description: 'Too many exports in progress in this process; see Retry-After' }
+
 /** Measurement series: `/data/meters` (per-meter table) and one route per group's wide table. */
 export async function dataRoutes(app: FastifyInstance, options: DataRoutesOptions): Promise<void> {
   const now = options.now ?? Date.now
+  // each open export holds about two slices in memory however slowly its client reads:
+  // bounding their number bounds the memory a crowd of slow clients can pin
+  let openStreams = 0
 
   async function stream(
     reply: FastifyReply,
@@ -109,6 +116,16 @@ export async function dataRoutes(app: FastifyInstance, options: DataRoutesOption
           },
         ])
       }
+    }
+    if (plan.edges.length > 2) {
+      if (openStreams >= options.maxStreams) {
+        throw new DetailError(503, 'Too many exports in progress; retry shortly', { headers: { 'retry-after': '5' } })
+      }
+      openStreams++
+      // the response closes once, whether it ends, fails or its client goes away
+      reply.raw.once('close', () => {
+        openStreams--
+      })
     }
     const encoder = rowEncoder(query.data_format, fields, instantFormatter(zone))
     // The first slice is read before the status line goes out, so a failing query is still a clean error.
@@ -159,7 +176,12 @@ export async function dataRoutes(app: FastifyInstance, options: DataRoutesOption
         headers: apiKeyHeaders,
         security: apiKeySecurity,
         querystring: { type: 'object', properties: { ...dataQuerySchema(), ...metersQuerySchema } },
-        response: { 200: dataResponse(Data15m, 'Per-meter rows'), ...keyErrorResponses, 422: HTTPValidationError },
+        response: {
+          200: dataResponse(Data15m, 'Per-meter rows'),
+          ...keyErrorResponses,
+          422: HTTPValidationError,
+          503: busy,
+        },
       },
     },
     async (request, reply) => {
@@ -196,7 +218,12 @@ export async function dataRoutes(app: FastifyInstance, options: DataRoutesOption
           headers: apiKeyHeaders,
           security: apiKeySecurity,
           querystring: { type: 'object', properties: dataQuerySchema(aggregations) },
-          response: { 200: dataResponse(row, `${group} rows`), ...keyErrorResponses, 422: HTTPValidationError },
+          response: {
+            200: dataResponse(row, `${group} rows`),
+            ...keyErrorResponses,
+            422: HTTPValidationError,
+            503: busy,
+          },
         },
       },
       async (request, reply) => stream(reply, request.query as DataQuery, { kind: 'group', group }, groupFields(group)),

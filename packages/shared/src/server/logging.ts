@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { IncomingMessage } from 'node:http'
 import type { Duplex } from 'node:stream'
-import { type FastifyServerOptions, LogController } from 'fastify'
+import { type FastifyReply, type FastifyServerOptions, LogController } from 'fastify'
 import type { ErrorFormat } from '../errors.ts'
 
 /** Query parameters whose values are credentials and never reach a log line. */
@@ -67,6 +67,16 @@ function clientErrorHandler(errors: ErrorFormat | undefined) {
 export function serverOptions(service: string, logLevel: string, errors?: ErrorFormat): FastifyServerOptions {
   return {
     clientErrorHandler: clientErrorHandler(errors),
+    // a URL the router cannot decode (FST_ERR_BAD_URL) answers in the service's error shape too
+    ...(errors
+      ? {
+          frameworkErrors: ((error, _request, reply) => {
+            const status = error.statusCode ?? 400
+            const answer = errors.clientError(status, status === 400 ? 'Malformed URL' : 'Bad request')
+            void (reply as FastifyReply).code(status).send(answer.body())
+          }) satisfies NonNullable<FastifyServerOptions['frameworkErrors']>,
+        }
+      : {}),
     logger:
       logLevel === 'silent'
         ? false

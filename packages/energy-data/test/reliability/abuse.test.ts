@@ -1,0 +1,220 @@
+import { service } from '@campus/shared'
+import { createTestDatabase, type TestDatabase } from '@campus/shared/testing'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { EnergyDatabase } from '../../src/db/schema.ts'
+import { createApiKey } from '../../src/repositories/api-keys.ts'
+import { type Harness, startHarness } from '../helpers.ts'
+import { download, manySlicesTarget, seedMonth, sleep } from './fixture.ts'
+import { type ServerProcess, startEnergyProcess } from './server-process.ts'
+
+const MB = 1024 * 1024
+const MAX_ROWS = 40_000
+
+/** Samples the server's RSS every 100 ms while `work` runs; the peak, bytes. */
+async function peakRss(server: ServerProcess, work: () => Promise<unknown>): Promise<number> {
+  let peak = server.rss()
+  const timer = setInterval(() => {
+    peak = Math.max(peak, server.rss())
+  }, 100)
+  try {
+    await work()
+  } finally {
+    clearInterval(timer)
+  }
+  return Math.max(peak, server.rss())
+}
+
+describe('abuse of the data API', () => {
+  let database: TestDatabase<EnergyDatabase>
+  let server: ServerProcess
+  let key: string
+  let all: { csv: string; raw: string }
+
+  beforeAll(async () => {
+    database = await createTestDatabase<EnergyDatabase>('energy', service('energy').migrationsDir)
+    await seedMonth(database.pool)
+    key = (await createApiKey(database.db, { name: 'abuse', endpoints: ['*'] })).key
+    server = await startEnergyProcess({
+      ENERGY_DATABASE_URL: database.url,
+      ENERGY_RATE_LIMIT_KEY: '100000',
+      ENERGY_MAX_ROWS: String(MAX_ROWS),
+    })
+    // every meter, a month of quarter hours: far over the row limit
+    all = {
+      csv: await manySlicesTarget(database.db, 'csv', 1000),
+      raw: await manySlicesTarget(database.db, 'raw', 1000),
+    }
+  }, 120_000)
+  afterAll(async () => {
+    await server?.stop()
+    await database?.close()
+  })
+
+  it('refuses a request over the row limit with 422 and guidance, before sending anything', async () => {
+    const response = await fetch(`${server.base}${all.csv}`, { headers: { 'x-api-key': key } })
+    expect(response.status).toBe(422)
+    const [issue] = ((await response.json()) as { detail: Array<{ type: string; msg: string }> }).detail
+    expect(issue?.type).toBe('too_many_rows')
+    expect(issue?.msg).toMatch(
+      /more than the 40000 allowed: narrow start_datetime\/end_datetime, choose a coarser aggregation/,
+    )
+    // under the limit (13 meters) the same month streams
+    const fewer = await fetch(`${server.base}${await manySlicesTarget(database.db, 'csv', 13)}`, {
+      headers: { 'x-api-key': key },
+    })
+    expect(fewer.status).toBe(200)
+    await fewer.arrayBuffer()
+  })
+
+  it('streams a huge window (ten thousand years) in a bounded time and memory', async () => {
+    const target =
+      '/data/pv?start_datetime=0001-01-01%2000:00:00&end_datetime=9998-12-31%2000:00:00&aggregation=15%20m&data_format=csv'
+    const before = server.rss()
+    const started = performance.now()
+    let answer: Awaited<ReturnType<typeof download>> | undefined
+    const peak = await peakRss(server, async () => {
+      answer = await download(server.base, target, { 'x-api-key': key })
+    })
+    const ms = performance.now() - started
+    expect(answer?.status).toBe(200)
+    expect(answer?.complete).toBe(true)
+    expect(ms).toBeLessThan(10_000)
+    process.stdout.write(
+      `energy abuse: ten-thousand-year window ${answer?.body.length} bytes in ${ms.toFixed(0)} ms, RSS ${(before / MB).toFixed(0)} -> peak ${(peak / MB).toFixed(0)} MB\n`,
+    )
+  })
+
+  it('holds a slow reader of a large export in bounded memory (backpressure)', async () => {
+    const target = await manySlicesTarget(database.db, 'raw', 13)
+    const whole = await download(server.base, target, { 'x-api-key': key })
+    expect(whole.complete).toBe(true)
+    const before = server.rss()
+    // 64 kB then a 100 ms pause: about 0.6 MB/s, for three seconds, then the client gives up
+    let read = 0
+    const peak = await peakRss(server, () =>
+      download(server.base, target, { 'x-api-key': key }, (response, received) => {
+        read = received
+        response.pause()
+        if (received > 2 * MB) response.destroy()
+        else setTimeout(() => response.resume(), 100)
+      }),
+    )
+    expect(read).toBeLessThan(whole.body.length / 2)
+    expect(peak - before).toBeLessThan(48 * MB)
+    process.stdout.write(
+      `energy abuse: slow reader of a ${(whole.body.length / MB).toFixed(1)} MB export read ${(read / MB).toFixed(1)} MB; ` +
+        `RSS ${(before / MB).toFixed(0)} -> peak ${(peak / MB).toFixed(0)} MB\n`,
+    )
+  }, 60_000)
+
+  it('holds 30 concurrent stalled streams in bounded memory and serves 50 concurrent requests meanwhile', async () => {
+    const target = await manySlicesTarget(database.db, 'raw', 13)
+    const before = server.rss()
+    const responses: Array<import('node:http').IncomingMessage> = []
+    let asked = 0
+    let heapUsed = 0
+    let concurrent = 0
+    const peak = await peakRss(server, async () => {
+      const streams = Array.from({ length: 30 }, () =>
+        download(server.base, target, { 'x-api-key': key }, (response) => {
+          // read the first chunk, then nothing: each stream stalls with its export open
+          if (!responses.includes(response)) {
+            responses.push(response)
+            response.pause()
+          }
+        }),
+      )
+      while (responses.length < 30) await sleep(50)
+      await sleep(2000)
+      // meanwhile the server answers 50 concurrent ordinary requests, three rounds of them
+      for (let round = 0; round < 3; round++) {
+        const answers = await Promise.all(
+          Array.from({ length: 50 }, (_, i) =>
+            download(
+              server.base,
+              `/data/pv?start_datetime=2025-05-${String(10 + (i % 10)).padStart(2, '0')}%2000:00:00&end_datetime=2025-05-${String(10 + (i % 10)).padStart(2, '0')}%2023:45:00`,
+              { 'x-api-key': key },
+            ),
+          ),
+        )
+        expect(answers.every((a) => a.status === 200 && a.complete)).toBe(true)
+        concurrent += answers.length
+      }
+      const text = await (await fetch(`${server.base}/metrics`)).text()
+      heapUsed = Number(/^nodejs_heap_size_used_bytes(?:\{[^}]*\})? (\S+)$/m.exec(text)?.[1])
+      asked = 30 * (await download(server.base, target, { 'x-api-key': key })).body.length
+      for (const response of responses) response.destroy()
+      await Promise.all(streams)
+    })
+    // without backpressure the 173 MB asked would all be buffered
+    expect(peak - before).toBeLessThan(120 * MB)
+    process.stdout.write(
+      `energy abuse: 30 stalled streams asking ${(asked / MB).toFixed(0)} MB in all, ${concurrent} requests 50 at a time meanwhile; live heap ${(heapUsed / MB).toFixed(0)} MB; RSS ${(before / MB).toFixed(0)} -> peak ${(peak / MB).toFixed(0)} MB\n`,
+    )
+  }, 60_000)
+})
+
+describe('concurrent exports per process', () => {
+  let h: Harness
+  let base: string
+  beforeAll(async () => {
+    h = await startHarness({ settings: { ENERGY_MAX_STREAMS: 3, ENERGY_RATE_LIMIT_KEY: 10_000 } })
+    await seedMonth(h.database.pool)
+    await h.app.listen({ port: 0, host: '127.0.0.1' })
+    base = `http://127.0.0.1:${(h.app.server.address() as { port: number }).port}`
+  }, 120_000)
+  afterAll(async () => h?.close())
+
+  it('answers 503 with Retry-After past the cap, keeps serving single-slice requests, and frees a place when a stream ends', async () => {
+    const key = (await createApiKey(h.db, { name: 'streams', endpoints: ['*'] })).key
+    // 6 MB each: more than the socket buffers hold, so a stalled one stays open on the server
+    const target = await manySlicesTarget(h.db, 'raw', 13)
+    const stalled: Array<import('node:http').IncomingMessage> = []
+    const open = Array.from({ length: 3 }, () =>
+      download(base, target, { 'x-api-key': key }, (response) => {
+        if (!stalled.includes(response)) stalled.push(response)
+        response.pause()
+      }),
+    )
+    while (stalled.length < 3) await sleep(20)
+    const refused = await fetch(`${base}${target}`, { headers: { 'x-api-key': key } })
+    expect(refused.status).toBe(503)
+    expect(refused.headers.get('retry-after')).toBe('5')
+    expect(await refused.json()).toEqual({ detail: 'Too many exports in progress; retry shortly' })
+    // a day is one slice: not an export, never refused
+    const day = await fetch(`${base}/data/pv?start_datetime=2025-05-10%2000:00:00&end_datetime=2025-05-10%2023:45:00`, {
+      headers: { 'x-api-key': key },
+    })
+    expect(day.status).toBe(200)
+    await day.arrayBuffer()
+    // the first to stall is not necessarily the first asked: wait for whichever ends
+    stalled[0]?.destroy()
+    await Promise.race(open)
+    await sleep(50)
+    const admitted = await download(base, target, { 'x-api-key': key })
+    expect(admitted.status).toBe(200)
+    expect(admitted.complete).toBe(true)
+    for (const response of stalled) response.destroy()
+    await Promise.all(open)
+  }, 60_000)
+})
+
+describe('per-key request rate', () => {
+  let h: Harness
+  beforeAll(async () => {
+    h = await startHarness({ settings: { ENERGY_RATE_LIMIT_KEY: 5 } })
+  })
+  afterAll(async () => h?.close())
+
+  it('answers 429 with Retry-After past the limit, for that key only', async () => {
+    const key = (await createApiKey(h.db, { name: 'rate', endpoints: ['*'] })).key
+    const other = (await createApiKey(h.db, { name: 'other', endpoints: ['*'] })).key
+    const ask = (k: string) => h.app.inject({ url: '/metadata/meters/', headers: { 'x-api-key': k } })
+    for (let i = 0; i < 5; i++) expect((await ask(key)).statusCode).toBe(200)
+    const over = await ask(key)
+    expect(over.statusCode).toBe(429)
+    expect(Number(over.headers['retry-after'])).toBeGreaterThan(0)
+    expect(over.json().detail).toMatch(/^Rate limit exceeded: at most 5 requests a minute/)
+    expect((await ask(other)).statusCode).toBe(200)
+  })
+})

@@ -1,0 +1,168 @@
+import { createDatabase, type Database, service } from '@campus/shared'
+import { createTestDatabase, startTcpProxy, type TcpProxy, type TestDatabase } from '@campus/shared/testing'
+import type { FastifyInstance } from 'fastify'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { buildApp } from '../../src/app.ts'
+import type { EnergyDatabase } from '../../src/db/schema.ts'
+import { createApiKey } from '../../src/repositories/api-keys.ts'
+import { type Download, download, manySlicesTarget, seedMonth, sleep } from './fixture.ts'
+import { startEnergyProcess } from './server-process.ts'
+
+/** What a cut stream must never be: a body that parses as a whole answer. */
+function looksComplete(format: 'raw' | 'csv', body: string): boolean {
+  if (format === 'raw') {
+    try {
+      JSON.parse(body)
+      return true
+    } catch {
+      return false
+    }
+  }
+  return body.endsWith('\r\n')
+}
+
+describe('the database connection cut mid-request and mid-stream', () => {
+  let database: TestDatabase<EnergyDatabase>
+  let proxy: TcpProxy
+  let proxied: Database<unknown>
+  let app: FastifyInstance
+  let base: string
+  let key: string
+
+  beforeAll(async () => {
+    database = await createTestDatabase<EnergyDatabase>('energy', service('energy').migrationsDir)
+    await seedMonth(database.pool)
+    key = (await createApiKey(database.db, { name: 'faults', endpoints: ['*'] })).key
+    const url = new URL(database.url)
+    proxy = await startTcpProxy(url.hostname, Number(url.port || 5432))
+    // a short connection timeout: a refused database shows quickly
+    proxied = createDatabase(proxy.rewrite(database.url), { max: 4, connectionTimeoutMillis: 2000 })
+    app = await buildApp({ database: proxied, settings: { ENERGY_RATE_LIMIT_KEY: 100_000 } })
+    await app.listen({ port: 0, host: '127.0.0.1' })
+    base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`
+  }, 120_000)
+  afterAll(async () => {
+    await app?.close()
+    await proxied?.close()
+    await proxy?.close()
+    await database?.close()
+  })
+
+  for (const format of ['raw', 'csv'] as const) {
+    it(`aborts a ${format} stream cut halfway, never ends it cleanly, and recovers by itself`, async () => {
+      const target = await manySlicesTarget(database.db, format)
+      const whole = await download(base, target, { 'x-api-key': key })
+      expect(whole.status).toBe(200)
+      expect(whole.complete).toBe(true)
+      expect(whole.headers['transfer-encoding']).toBe('chunked')
+
+      // read half, stop reading, cut the database, then read on
+      let cutAt = 0
+      const cut: Download = await download(base, target, { 'x-api-key': key }, (response, received) => {
+        if (cutAt || received < whole.body.length / 2) return
+        cutAt = received
+        response.pause()
+        proxy.cut()
+        setTimeout(() => response.resume(), 300)
+      })
+      expect(cut.status).toBe(200)
+      expect(cutAt).toBeGreaterThan(0)
+      expect(cut.complete).toBe(false)
+      expect(cut.body.length).toBeLessThan(whole.body.length)
+      expect(looksComplete(format, cut.body.toString('utf8'))).toBe(false)
+
+      // while the database is away: a new request fails before its first byte, readiness says 503
+      const refused = await fetch(`${base}${target}`, { headers: { 'x-api-key': key } })
+      expect(refused.status).toBeGreaterThanOrEqual(500)
+      expect(refused.headers.get('content-type')).toMatch(/^application\/json/)
+      expect(Object.keys((await refused.json()) as object)).toEqual(['detail'])
+      expect((await fetch(`${base}/health/ready`)).status).toBe(503)
+
+      // the same app answers again once the connection returns, without a restart
+      proxy.restore()
+      const restored = performance.now()
+      let again: Download | undefined
+      for (let i = 0; i < 50; i++) {
+        again = await download(base, target, { 'x-api-key': key })
+        if (again.status === 200) break
+        await sleep(100)
+      }
+      const recoveryMs = performance.now() - restored
+      expect(again?.status).toBe(200)
+      expect(again?.complete).toBe(true)
+      expect(again?.body.equals(whole.body)).toBe(true)
+      expect((await fetch(`${base}/health/ready`)).status).toBe(200)
+      process.stdout.write(
+        `energy faults (${format}): ${whole.body.length} bytes whole, cut after ${cutAt}, ` +
+          `client got ${cut.body.length} (${cut.error ?? 'incomplete'}), before-first-byte ${refused.status}, ` +
+          `recovered in ${recoveryMs.toFixed(0)} ms\n`,
+      )
+    }, 60_000)
+  }
+})
+
+describe('SIGTERM during load on a server process', () => {
+  let database: TestDatabase<EnergyDatabase>
+  beforeAll(async () => {
+    database = await createTestDatabase<EnergyDatabase>('energy', service('energy').migrationsDir)
+    await seedMonth(database.pool)
+  }, 120_000)
+  afterAll(async () => database?.close())
+
+  it('finishes the requests in flight (a long stream included), refuses new ones and exits 0', async () => {
+    const key = (await createApiKey(database.db, { name: 'sigterm', endpoints: ['*'] })).key
+    const server = await startEnergyProcess({ ENERGY_DATABASE_URL: database.url, ENERGY_RATE_LIMIT_KEY: '100000' })
+    try {
+      const target = await manySlicesTarget(database.db, 'csv')
+      const whole = await download(server.base, target, { 'x-api-key': key })
+      expect(whole.complete).toBe(true)
+
+      // in flight: the long CSV and five JSON exports, each read slowly (a pause after every chunk);
+      // the signal goes once every one of them has its first bytes
+      const targets = [
+        target,
+        ...(await Promise.all([1, 2, 3, 4, 5].map(() => manySlicesTarget(database.db, 'raw', 3)))),
+      ]
+      let started = 0
+      let signalled = false
+      const inFlight = targets.map((t) => {
+        let first = true
+        return download(server.base, t, { 'x-api-key': key }, (response) => {
+          response.pause()
+          setTimeout(() => response.resume(), 20)
+          if (first) {
+            first = false
+            started++
+          }
+          if (started === targets.length && !signalled) {
+            signalled = true
+            server.child.kill('SIGTERM')
+          }
+        })
+      })
+      while (!signalled) await sleep(10)
+      await sleep(100)
+      const late = await download(server.base, '/auth/public', {})
+      const answers = await Promise.all(inFlight)
+      const code = await server.exited
+
+      const [stream] = answers
+      expect(stream?.body.equals(whole.body)).toBe(true)
+      for (const answer of answers) {
+        expect(answer.status).toBe(200)
+        expect(answer.complete).toBe(true)
+        JSON.parse(answer === stream ? '[]' : answer.body.toString('utf8'))
+      }
+      // a request sent after the signal is refused: no connection, or 503 on a kept-alive one
+      expect(late.status === 0 || late.status === 503).toBe(true)
+      expect(code).toBe(0)
+      process.stdout.write(
+        `energy SIGTERM: ${answers.length} requests in flight (${answers
+          .map((a) => a.body.length)
+          .join(', ')} bytes) all complete, request after the signal: ${late.status || late.error}, exit ${code}\n`,
+      )
+    } finally {
+      await server.stop()
+    }
+  }, 120_000)
+})
