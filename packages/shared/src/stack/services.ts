@@ -13,6 +13,8 @@ export interface ServiceDescriptor {
   readonly migrationsDir: string
   readonly serverEntry: string
   readonly cliEntry: string
+  /** Node flags the service runs with (heap sizing measured for it). */
+  readonly nodeOptions: readonly string[]
 }
 
 export const services: readonly ServiceDescriptor[] = [
@@ -25,6 +27,7 @@ export const services: readonly ServiceDescriptor[] = [
     migrationsDir: `${repoRoot}migrations/oauth`,
     serverEntry: `${repoRoot}packages/oauth-server/src/server.ts`,
     cliEntry: `${repoRoot}packages/oauth-server/src/cli.ts`,
+    nodeOptions: [],
   },
   {
     name: 'energy',
@@ -35,6 +38,9 @@ export const services: readonly ServiceDescriptor[] = [
     migrationsDir: `${repoRoot}migrations/energy`,
     serverEntry: `${repoRoot}packages/energy-data/src/server.ts`,
     cliEntry: `${repoRoot}packages/energy-data/src/cli.ts`,
+    // exports keep ~3 MB each live; a small young generation and a bounded old one keep RSS
+    // flat under long exports (docs/reliability-energy.md)
+    nodeOptions: ['--max-semi-space-size=4', '--max-old-space-size=192'],
   },
 ]
 

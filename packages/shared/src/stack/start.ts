@@ -113,7 +113,11 @@ runMain(async () => {
       MIGRATE_ON_START: 'false',
     }
     envs.set(descriptor.name, env)
-    const child = run(descriptor.name, [...(watch ? ['--watch'] : []), descriptor.serverEntry], env)
+    const child = run(
+      descriptor.name,
+      [...descriptor.nodeOptions, ...(watch ? ['--watch'] : []), descriptor.serverEntry],
+      env,
+    )
     children.set(descriptor.name, child)
     child.once('exit', (code) => {
       if (!stopping) {
