@@ -67,6 +67,9 @@ describe('x-api-key', () => {
     const res = await call('/auth/public')
     expect(res.statusCode).toBe(200)
     expect(res.json()).toEqual({ status: 'public' })
+    expect(res.headers['cache-control']).toMatch(/^public, max-age=\d+$/)
+    const cached = await h.app.inject({ url: '/auth/public', headers: { 'if-none-match': res.headers.etag as string } })
+    expect(cached.statusCode).toBe(304)
   })
 
   it('/auth/apikey/endpoints lists what the key may call', async () => {

@@ -61,6 +61,11 @@ describe('/metadata', () => {
     expect(body.id).toBe(8)
     expect(body.description).toBe('8) ')
     expect(res.headers['cache-control']).toBe('public, max-age=60')
+    const etag = res.headers.etag as string
+    expect(etag).toMatch(/^"[\w-]+"$/)
+    const again = await h.app.inject({ url: '/metadata/meters/next', headers: { 'if-none-match': etag } })
+    expect(again.statusCode).toBe(304)
+    expect(again.body).toBe('')
   })
 
   it('/metadata/meters/{uuid}: one meter, 404 when unknown, 422 when not an integer', async () => {

@@ -1,7 +1,9 @@
 import type { FastifyInstance } from 'fastify'
 import Type from 'typebox'
+import { sendCached } from '../dashboard/http-cache.ts'
 import { apiKeyHeaders, apiKeySecurity, endpointsForKey } from '../plugins/auth.ts'
 import { DetailResponse, keyErrorResponses } from '../schemas/errors.ts'
+import { NotModified } from './chart-report-schemas.ts'
 
 const AuthStatus = Type.Object(
   {
@@ -37,10 +39,12 @@ export async function authRoutes(app: FastifyInstance): Promise<void> {
         tags: ['Developers'],
         summary: 'Check without a key',
         description: 'Does not check any key.',
-        response: { 200: AuthStatus, 429: DetailResponse },
+        response: { 200: AuthStatus, 304: NotModified, 429: DetailResponse },
       },
     },
-    async () => ({ status: 'public' }),
+    // public endpoints lean on HTTP caching (and the rate limit) instead of a key
+    async (request, reply) =>
+      sendCached(request, reply, JSON.stringify({ status: 'public' }), 'application/json; charset=utf-8'),
   )
 
   app.get(

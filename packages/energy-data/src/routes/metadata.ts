@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import type { Kysely } from 'kysely'
 import Type from 'typebox'
+import { sendCached } from '../dashboard/http-cache.ts'
 import type { EnergyDatabase } from '../db/schema.ts'
 import { DetailError } from '../errors.ts'
 import { apiKeyHeaders, apiKeySecurity } from '../plugins/auth.ts'
@@ -16,6 +17,7 @@ import {
 } from '../repositories/metadata.ts'
 import { DetailResponse, HTTPValidationError, keyErrorResponses } from '../schemas/errors.ts'
 import { Datalogger, Meter } from '../schemas/metadata.ts'
+import { NotModified } from './chart-report-schemas.ts'
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null)
 
@@ -93,14 +95,12 @@ export async function metadataRoutes(app: FastifyInstance, options: { db: Kysely
         description:
           'The id the next installed meter should take (one above the highest in use), in the Meter shape: ' +
           'description is "<id>) " awaiting its text, `datalogger_id` is empty, every optional field null.',
-        response: { 200: Meter, 404: DetailResponse, 429: DetailResponse },
+        response: { 200: Meter, 304: NotModified, 404: DetailResponse, 429: DetailResponse },
       },
     },
-    async (_request, reply) => {
+    async (request, reply) => {
       const id = ((await highestMeterId(db)) ?? 0) + 1
-      // public: shared caches may answer for a minute (meters are installed by hand, rarely)
-      reply.header('cache-control', 'public, max-age=60')
-      return {
+      const meter = {
         id,
         description: `${id}) `,
         notes: null,
@@ -111,6 +111,8 @@ export async function metadataRoutes(app: FastifyInstance, options: { db: Kysely
         unit_id: null,
         quantity_id: null,
       }
+      // public: shared caches may answer for a minute (meters are installed by hand, rarely)
+      return sendCached(request, reply, JSON.stringify(meter), 'application/json; charset=utf-8', { maxAge: 60 })
     },
   )
 
