@@ -10,6 +10,7 @@ import type { OAuthDB } from './db/schema.ts'
 import { oauthErrors } from './errors.ts'
 import { OpenIdKeys } from './openid.ts'
 import { STYLESHEET, STYLESHEET_PATH } from './pages/layout.ts'
+import { documentFrameworkResponses } from './plugins/framework-responses.ts'
 import { deleteExpiredAuthorizationCodes } from './repositories/codes.ts'
 import { deleteExpiredSessions } from './repositories/sessions.ts'
 import { apiRoutes } from './routes/api/index.ts'
@@ -58,6 +59,7 @@ export async function buildApp(options: OAuthAppOptions): Promise<FastifyInstanc
   sweep.unref()
   app.addHook('onClose', async () => clearInterval(sweep))
 
+  documentFrameworkResponses(app)
   await registerPlatform(app, {
     service: 'oauth-server',
     errors: oauthErrors,

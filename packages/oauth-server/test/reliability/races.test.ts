@@ -39,7 +39,12 @@ describe('races on one code and one refresh token', () => {
     const code = await issueCode(server, { client: data.web, userId: data.alice.id, redirectUri, scopes: ['api'] })
     const results = await Promise.all(
       Array.from({ length: 50 }, () =>
-        postForm(server.url, '/oauth/token', { grant_type: 'authorization_code', code, redirect_uri: redirectUri }, auth()),
+        postForm(
+          server.url,
+          '/oauth/token',
+          { grant_type: 'authorization_code', code, redirect_uri: redirectUri },
+          auth(),
+        ),
       ),
     )
     const winners = results.filter((r) => r.status === 200)
