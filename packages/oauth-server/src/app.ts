@@ -104,7 +104,8 @@ export async function buildApp(options: OAuthAppOptions): Promise<FastifyInstanc
       },
     })
     const listening = listener
-    app.addHook('onClose', async () => listening.close())
+    // preClose: the pool's own onClose (added by whoever owns it) waits for this connection
+    app.addHook('preClose', async () => listening.close())
   }
   // expired sessions and codes are swept now and then; any instance may do it
   const sweep = setInterval(() => {
