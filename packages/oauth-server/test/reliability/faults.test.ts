@@ -50,7 +50,8 @@ describe('database connection cut mid-request', () => {
     const url = new URL(proxy.rewrite(database.url))
     url.searchParams.set('options', '-c client_connection_check_interval=100')
     proxied = createDatabase(url.toString(), { connectionTimeoutMillis: 1000 })
-    const settings = defaultSettings()
+    // long-lived cache entries: only invalidation can explain a fresh answer
+    const settings = defaultSettings({ tokenCacheSeconds: 60 })
     data = await seed(database.db, settings.secretKey)
     app = await buildApp({ database: proxied, settings, throttle: memoryThrottle(settings.throttle) })
     base = await app.listen({ port: 0, host: '127.0.0.1' })
@@ -155,6 +156,45 @@ describe('database connection cut mid-request', () => {
       headers: { authorization: `Bearer ${redeemed.body.access_token as string}` },
     })
     expect(api.status).toBe(200)
+  }, 60_000)
+
+  it('forgets its cached lookups when it loses the invalidation channel: a revocation it could not hear is honoured', async () => {
+    const redirectUri = 'https://client.example/cb'
+    await waitFor(
+      async () => (await fetch(new URL('/health/ready', base))).status === 200,
+      15_000,
+      'ready before the test',
+    )
+    const code = await newCode(database, data)
+    const token = await postForm(
+      base,
+      '/oauth/token',
+      { grant_type: 'authorization_code', code, redirect_uri: redirectUri },
+      { authorization: basic(data.web.uid, data.web.secret) },
+    )
+    expect(token.status).toBe(200)
+    const call = () =>
+      fetch(new URL('/api/v4/user', base), {
+        headers: { authorization: `Bearer ${token.body.access_token as string}` },
+      })
+    expect((await call()).status).toBe(200) // now cached
+    proxy.cut()
+    // another instance revokes meanwhile; its notification cannot reach this one
+    await database.db
+      .updateTable('access_tokens')
+      .set({ revoked_at: new Date() })
+      .where('digest', '=', digest(token.body.access_token as string))
+      .execute()
+    await database.pool.query("select pg_notify('oauth_cache_invalidation', 'elsewhere')")
+    // while the channel is down nothing is served from the cache (the database is away too)
+    expect((await call()).status).toBe(500)
+    proxy.restore()
+    await waitFor(
+      async () => (await fetch(new URL('/health/ready', base))).status === 200,
+      15_000,
+      'readiness after the connection returned',
+    )
+    expect((await call()).status).toBe(401)
   }, 60_000)
 })
 
