@@ -12,7 +12,7 @@ import {
   type TestDatabase,
 } from '@campus/shared/testing'
 import type { FastifyInstance } from 'fastify'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, expect, it } from 'vitest'
 import { buildApp } from '../../src/app.ts'
 import { defaultSettings } from '../../src/config.ts'
 import type { OAuthDB } from '../../src/db/schema.ts'
@@ -20,7 +20,7 @@ import { digest } from '../../src/domain/secrets.ts'
 import { memoryThrottle } from '../../src/throttle.ts'
 import { basic, postForm, seed } from '../helpers.ts'
 import { newCode } from './direct.ts'
-import { sharedDeployment, startOAuthProcess } from './processes.ts'
+import { onPostgresServer, sharedDeployment, startOAuthProcess } from './processes.ts'
 
 type Seeded = Awaited<ReturnType<typeof seed>>
 
@@ -33,7 +33,7 @@ async function waitFor(check: () => Promise<boolean>, timeoutMs: number, what: s
   return performance.now() - started
 }
 
-describe('database connection cut mid-request', () => {
+onPostgresServer('database connection cut mid-request', () => {
   let database: TestDatabase<OAuthDB>
   let proxy: TcpProxy
   let proxied: Database<unknown>
@@ -198,7 +198,7 @@ describe('database connection cut mid-request', () => {
   }, 60_000)
 })
 
-describe('SIGTERM under load on a real server process', () => {
+onPostgresServer('SIGTERM under load on a real server process', () => {
   let database: TestDatabase<OAuthDB>
   let server: ServiceProcess
   let data: Seeded

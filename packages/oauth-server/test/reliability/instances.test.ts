@@ -5,15 +5,15 @@
 import { createHash } from 'node:crypto'
 import { service } from '@campus/shared'
 import { createTestDatabase, type ServiceProcess, type TestDatabase } from '@campus/shared/testing'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, expect, it } from 'vitest'
 import { createUser } from '../../src/admin.ts'
 import type { OAuthDB } from '../../src/db/schema.ts'
 import { authorizeInBrowser, Browser, basic, formFields, PASSWORD, postForm, seed } from '../helpers.ts'
-import { sharedDeployment, startOAuthProcess } from './processes.ts'
+import { onPostgresServer, sharedDeployment, startOAuthProcess } from './processes.ts'
 
 type Seeded = Awaited<ReturnType<typeof seed>>
 
-describe('two instances on one database and one Redis', () => {
+onPostgresServer('two instances on one database and one Redis', () => {
   let database: TestDatabase<OAuthDB>
   let a: ServiceProcess
   let b: ServiceProcess

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
 import { type ServiceProcess, startServiceProcess } from '@campus/shared/testing'
+import { describe } from 'vitest'
 
 export const SERVER_SCRIPT = fileURLToPath(new URL('../../src/server.ts', import.meta.url))
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'
@@ -22,3 +23,10 @@ export function sharedDeployment(): Record<string, string> {
     OAUTH_REDIS_PREFIX: `test-${randomBytes(6).toString('hex')}:`,
   }
 }
+
+/**
+ * For what only a PostgreSQL server has: row-lock waits seen in pg_stat_activity, LISTEN/NOTIFY
+ * between processes, pg_dump. The embedded PGlite fallback (no TEST_DATABASE_URL) serves one
+ * process and one transaction at a time, so these suites run only on PostgreSQL (as CI does).
+ */
+export const onPostgresServer = describe.runIf(Boolean(process.env.TEST_DATABASE_URL))

@@ -8,16 +8,16 @@ import { createHash, randomBytes } from 'node:crypto'
 import { promisify } from 'node:util'
 import { service } from '@campus/shared'
 import { createTestDatabase, type ServiceProcess, type TestDatabase } from '@campus/shared/testing'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, expect, it } from 'vitest'
 import { createPersonalAccessToken } from '../../src/admin.ts'
 import type { OAuthDB } from '../../src/db/schema.ts'
 import { s256 } from '../../src/domain/pkce.ts'
 import { authorizeInBrowser, Browser, basic, PASSWORD, postForm, seed } from '../helpers.ts'
-import { startOAuthProcess } from './processes.ts'
+import { onPostgresServer, startOAuthProcess } from './processes.ts'
 
 const run = promisify(execFile)
 
-describe('secrets at rest and in logs after every flow', () => {
+onPostgresServer('secrets at rest and in logs after every flow', () => {
   let database: TestDatabase<OAuthDB>
   let server: ServiceProcess
   let data: Awaited<ReturnType<typeof seed>>
