@@ -81,6 +81,7 @@ export async function buildApp(options: OAuthAppOptions): Promise<FastifyInstanc
       await heard
       return result
     },
+    syncCaches: () => (settings.cacheSync && listener ? listener.sync() : Promise.resolve()),
     openid: new OpenIdKeys(db, settings.secretKey),
   }
   app.addHook('onClose', async () => throttle.close())

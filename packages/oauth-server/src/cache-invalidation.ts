@@ -35,6 +35,13 @@ export interface CacheListener {
    * listener by then), or after `timeoutMs`; at once while not listening.
    */
   heard(id: string, timeoutMs: number): Promise<void>
+  /**
+   * Resolves once every notification committed before the call has been delivered here: a
+   * round trip on the listening connection, before whose answer PostgreSQL sends what is
+   * pending. Concurrent callers share one round trip (a caller arriving while one is under way
+   * waits for the next, since the current one may have started before its commit).
+   */
+  sync(): Promise<void>
   close(): Promise<void>
 }
 
@@ -55,6 +62,21 @@ export function listenForCacheChanges(pool: Pool, events: CacheListenerEvents): 
   let timer: NodeJS.Timeout | undefined
   let delay = RECONNECT_MIN_MS
   const waiting = new Map<string, () => void>()
+  let syncing: Promise<void> | undefined
+  let queued: Promise<void> | undefined
+  const roundTrip = (): Promise<void> => {
+    const listening = active
+    // not listening: caching is off (see `lost`), there is nothing to catch up with
+    if (!listening) return Promise.resolve()
+    const trip = listening.client.query('select 1').then(
+      () => {},
+      () => {},
+    )
+    syncing = trip.finally(() => {
+      syncing = undefined
+    })
+    return syncing
+  }
 
   const schedule = () => {
     if (closed || timer) return
@@ -119,6 +141,14 @@ export function listenForCacheChanges(pool: Pool, events: CacheListenerEvents): 
         }
         waiting.set(id, done)
       })
+    },
+    sync() {
+      if (!syncing) return roundTrip()
+      queued ??= syncing.then(() => {
+        queued = undefined
+        return roundTrip()
+      })
+      return queued
     },
     async close() {
       for (const done of waiting.values()) done()

@@ -30,6 +30,11 @@ export const OAuthConfigSchema = Type.Object({
     }),
   ),
   REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://', description: 'Throttling counters; unset = memory' })),
+  OAUTH_CACHE_SYNC: Type.Boolean({
+    default: false,
+    description:
+      'Before using a cached lookup, make sure every change committed elsewhere has been heard (one shared round trip); exact across instances, slower',
+  }),
   OAUTH_REDIS_PREFIX: Type.String({
     default: 'oauth:',
     pattern: '^[A-Za-z0-9:_.-]{0,64}$',
@@ -62,6 +67,8 @@ export interface OAuthSettings {
   redisUrl?: string | undefined
   redisPrefix?: string
   tokenCacheSeconds: number
+  /** Check the invalidation channel before trusting a cache hit (see cache-invalidation.ts). */
+  cacheSync?: boolean
   /** 32-byte key sealing secrets the server must read back (TOTP seeds). */
   secretKey: Buffer
 }
@@ -80,6 +87,7 @@ export function settingsFromConfig(config: OAuthConfig): OAuthSettings {
     redisUrl: config.REDIS_URL,
     redisPrefix: config.OAUTH_REDIS_PREFIX,
     tokenCacheSeconds: config.OAUTH_TOKEN_CACHE_SECONDS,
+    cacheSync: config.OAUTH_CACHE_SYNC,
     secretKey: loadSecretKey(config),
   }
 }

@@ -21,6 +21,8 @@ export interface ServerContext {
    * Every revocation, rotation, profile or application change goes through here.
    */
   commitChange<T>(work: (trx: Transaction<OAuthDB>) => Promise<T>): Promise<T>
+  /** Before trusting a cache hit: every change committed by any instance so far has been heard. */
+  syncCaches(): Promise<void>
   /** id_token signing keys (OpenID Connect) */
   openid: OpenIdKeys
 }

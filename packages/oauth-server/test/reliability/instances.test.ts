@@ -17,6 +17,8 @@ onPostgresServer('two instances on one database and one Redis', () => {
   let database: TestDatabase<OAuthDB>
   let a: ServiceProcess
   let b: ServiceProcess
+  /** Same deployment without OAUTH_CACHE_SYNC (the default). */
+  let c: ServiceProcess
   let data: Seeded
   const deployment = sharedDeployment()
 
@@ -34,11 +36,16 @@ onPostgresServer('two instances on one database and one Redis', () => {
       // long enough that only invalidation, never expiry, can explain a fresh answer
       OAUTH_TOKEN_CACHE_SECONDS: '60',
     }
-    ;[a, b] = await Promise.all([startOAuthProcess(database.url, env), startOAuthProcess(database.url, env)])
+    const strict = { ...env, OAUTH_CACHE_SYNC: 'true' }
+    ;[a, b, c] = await Promise.all([
+      startOAuthProcess(database.url, strict),
+      startOAuthProcess(database.url, strict),
+      startOAuthProcess(database.url, env),
+    ])
   }, 60_000)
 
   afterAll(async () => {
-    await Promise.all([a?.stop(), b?.stop()])
+    await Promise.all([a?.stop(), b?.stop(), c?.stop()])
     await database?.close()
   })
 
@@ -118,7 +125,7 @@ onPostgresServer('two instances on one database and one Redis', () => {
     }
   })
 
-  it('sees a revocation or rotation made at one instance at once at the other, though it cached the token', async () => {
+  it('with OAUTH_CACHE_SYNC, sees a revocation or rotation made at one instance at once at the other, though it cached the token', async () => {
     // the throttle above blocked this IP; the password grant is not needed here: codes are
     const { issueCode } = await import('./direct.ts')
     for (let round = 0; round < 10; round++) {
@@ -140,6 +147,25 @@ onPostgresServer('two instances on one database and one Redis', () => {
       }
       const after = await user(b.url, token.access_token)
       expect(after.status).toBe(401)
+    }
+  })
+
+  it('by default, drops a cached token revoked at another instance on the notification, long before the cache lifetime', async () => {
+    const { issueCode } = await import('./direct.ts')
+    for (let round = 0; round < 5; round++) {
+      const token = await issueCode(database, data, c.url)
+      expect((await user(c.url, token.access_token)).status).toBe(200)
+      expect((await user(c.url, token.access_token)).status).toBe(200)
+      expect((await postForm(a.url, '/oauth/revoke', { token: token.access_token }, auth())).status).toBe(200)
+      // the notification is delivered asynchronously (well under a millisecond on loopback);
+      // the cached entry would otherwise live 60 s
+      const deadline = Date.now() + 1000
+      let status = (await user(c.url, token.access_token)).status
+      while (status === 200 && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 5))
+        status = (await user(c.url, token.access_token)).status
+      }
+      expect(status).toBe(401)
     }
   })
 })
