@@ -1,15 +1,18 @@
+import { randomUUID } from 'node:crypto'
 import { type Database, readMigrations, registerPlatform, serverOptions, service } from '@campus/shared'
 import cookie from '@fastify/cookie'
 import formbody from '@fastify/formbody'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyInstance } from 'fastify'
 import type { Kysely } from 'kysely'
+import { type CacheListener, listenForCacheChanges, notifyCacheChange } from './cache-invalidation.ts'
 import { defaultSettings, type OAuthSettings } from './config.ts'
-import type { ServerContext } from './context.ts'
-import type { OAuthDB } from './db/schema.ts'
+import type { CachedToken, ServerContext } from './context.ts'
+import type { Application, OAuthDB } from './db/schema.ts'
 import { oauthErrors } from './errors.ts'
 import { OpenIdKeys } from './openid.ts'
 import { SCRIPT, SCRIPT_PATH, STYLESHEET, STYLESHEET_PATH } from './pages/layout.ts'
+import { documentFrameworkResponses } from './plugins/framework-responses.ts'
 import { deleteExpiredAuthorizationCodes } from './repositories/codes.ts'
 import { deleteExpiredSessions } from './repositories/sessions.ts'
 import { adminPageRoutes } from './routes/admin-pages.ts'
@@ -29,6 +32,8 @@ import { createThrottle, type Throttle } from './throttle.ts'
 import { TtlCache } from './token-cache.ts'
 
 const SWEEP_INTERVAL_MS = 10 * 60_000
+/** How long a change waits to hear its own notification back before answering anyway. */
+const ECHO_TIMEOUT_MS = 1000
 
 export interface OAuthAppOptions {
   database: Database<unknown>
@@ -36,6 +41,16 @@ export interface OAuthAppOptions {
   /** Read on every request, so a test may set the issuer once it knows its port. */
   settings?: OAuthSettings
   throttle?: Throttle
+  /**
+   * Hear other instances' changes through LISTEN/NOTIFY (see cache-invalidation.ts). Default:
+   * on, except on embedded PGlite, which one process serves alone.
+   */
+  crossInstanceInvalidation?: boolean
+}
+
+function isEmbedded(database: Database<unknown>): boolean {
+  const described = database as { embedded?: boolean; kind?: string }
+  return described.embedded === true || described.kind === 'pglite'
 }
 
 /** The authorization server as a Fastify instance, not listening. */
@@ -44,16 +59,60 @@ export async function buildApp(options: OAuthAppOptions): Promise<FastifyInstanc
     serverOptions('oauth-server', options.logLevel ?? 'silent', oauthErrors),
   ).withTypeProvider<TypeBoxTypeProvider>()
   const settings = options.settings ?? defaultSettings()
-  const throttle = options.throttle ?? createThrottle(settings.throttle, settings.redisUrl)
+  const throttle = options.throttle ?? createThrottle(settings.throttle, settings.redisUrl, settings.redisPrefix)
+  const db = options.database.db as unknown as Kysely<OAuthDB>
+  const tokenCache = new TtlCache<CachedToken>(settings.tokenCacheSeconds)
+  const clientCache = new TtlCache<Application>(settings.tokenCacheSeconds, 1000)
+  let listener: CacheListener | undefined
+  const crossInstance =
+    settings.tokenCacheSeconds > 0 && (options.crossInstanceInvalidation ?? !isEmbedded(options.database))
   const context: ServerContext = {
-    db: options.database.db as unknown as Kysely<OAuthDB>,
+    db,
     settings,
     throttle,
-    tokenCache: new TtlCache(settings.tokenCacheSeconds),
-    clientCache: new TtlCache(settings.tokenCacheSeconds, 1000),
-    openid: new OpenIdKeys(options.database.db as unknown as Kysely<OAuthDB>, settings.secretKey),
+    tokenCache,
+    clientCache,
+    async commitChange(work) {
+      const id = randomUUID()
+      const heard = listener?.heard(id, ECHO_TIMEOUT_MS)
+      const result = await db.transaction().execute(async (trx) => {
+        const value = await work(trx)
+        if (crossInstance) await notifyCacheChange(trx, id)
+        return value
+      })
+      // after commit: a lookup racing the transaction may have cached what it changed
+      tokenCache.clear()
+      clientCache.clear()
+      await heard
+      return result
+    },
+    syncCaches: () => (settings.cacheSync && listener ? listener.sync() : Promise.resolve()),
+    openid: new OpenIdKeys(db, settings.secretKey),
   }
   app.addHook('onClose', async () => throttle.close())
+  if (crossInstance) {
+    // nothing is cached until the listener is up: a change made elsewhere must never go unheard
+    tokenCache.disable()
+    clientCache.disable()
+    listener = listenForCacheChanges(options.database.pool, {
+      changed: () => {
+        tokenCache.clear()
+        clientCache.clear()
+      },
+      listening: () => {
+        tokenCache.enable()
+        clientCache.enable()
+      },
+      lost: (error) => {
+        tokenCache.disable()
+        clientCache.disable()
+        app.log.warn({ err: error }, 'cache invalidation channel lost; caching off until it is back')
+      },
+    })
+    const listening = listener
+    // preClose: the pool's own onClose (added by whoever owns it) waits for this connection
+    app.addHook('preClose', async () => listening.close())
+  }
   // expired sessions and codes are swept now and then; any instance may do it
   const sweep = setInterval(() => {
     deleteExpiredSessions(context.db)
@@ -63,6 +122,7 @@ export async function buildApp(options: OAuthAppOptions): Promise<FastifyInstanc
   sweep.unref()
   app.addHook('onClose', async () => clearInterval(sweep))
 
+  documentFrameworkResponses(app)
   await registerPlatform(app, {
     service: 'oauth-server',
     errors: oauthErrors,

@@ -34,6 +34,16 @@ export const OAuthConfigSchema = Type.Object({
     }),
   ),
   REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://', description: 'Throttling counters; unset = memory' })),
+  OAUTH_CACHE_SYNC: Type.Boolean({
+    default: false,
+    description:
+      'Before using a cached lookup, make sure every change committed elsewhere has been heard (one shared round trip); exact across instances, slower',
+  }),
+  OAUTH_REDIS_PREFIX: Type.String({
+    default: 'oauth:',
+    pattern: '^[A-Za-z0-9:_.-]{0,64}$',
+    description: 'Prefix of the Redis keys (several deployments may share one Redis)',
+  }),
   OAUTH_THROTTLE_ACCOUNT_LIMIT: Type.Integer({ minimum: 1, default: 10, description: 'Failed sign-ins per account' }),
   OAUTH_THROTTLE_IP_LIMIT: Type.Integer({ minimum: 1, default: 50, description: 'Failed sign-ins per client IP' }),
   OAUTH_THROTTLE_WINDOW_SECONDS: Type.Integer({ minimum: 1, default: 900, description: 'Throttling window' }),
@@ -42,7 +52,7 @@ export const OAuthConfigSchema = Type.Object({
     maximum: 60,
     default: 2,
     description:
-      'How long an instance may reuse an access-token lookup (0 = never); bounds how late another instance sees a revocation',
+      'How long an instance may reuse a token or client lookup (0 = never); changes made by any instance clear it at once (LISTEN/NOTIFY)',
   }),
 })
 
@@ -61,7 +71,10 @@ export interface OAuthSettings {
   signupEnabled: boolean
   throttle: { accountLimit: number; ipLimit: number; windowSeconds: number }
   redisUrl?: string | undefined
+  redisPrefix?: string
   tokenCacheSeconds: number
+  /** Check the invalidation channel before trusting a cache hit (see cache-invalidation.ts). */
+  cacheSync?: boolean
   /** 32-byte key sealing secrets the server must read back (TOTP seeds). */
   secretKey: Buffer
 }
@@ -79,7 +92,9 @@ export function settingsFromConfig(config: OAuthConfig): OAuthSettings {
       windowSeconds: config.OAUTH_THROTTLE_WINDOW_SECONDS,
     },
     redisUrl: config.REDIS_URL,
+    redisPrefix: config.OAUTH_REDIS_PREFIX,
     tokenCacheSeconds: config.OAUTH_TOKEN_CACHE_SECONDS,
+    cacheSync: config.OAUTH_CACHE_SYNC,
     secretKey: loadSecretKey(config),
   }
 }

@@ -110,6 +110,6 @@ export function redisThrottle(url: string, limits: ThrottleLimits, prefix = 'oau
   }
 }
 
-export function createThrottle(limits: ThrottleLimits, redisUrl?: string): Throttle {
-  return redisUrl ? redisThrottle(redisUrl, limits) : memoryThrottle(limits)
+export function createThrottle(limits: ThrottleLimits, redisUrl?: string, prefix?: string): Throttle {
+  return redisUrl ? redisThrottle(redisUrl, limits, prefix) : memoryThrottle(limits)
 }

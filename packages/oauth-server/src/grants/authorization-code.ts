@@ -64,19 +64,19 @@ export async function idTokenFor(
 
 /** The error for a code that did not redeem; a used code is a replay and ends its grant. */
 async function whyNotRedeemed(
-  { db, tokenCache }: ServerContext,
+  context: ServerContext,
   code: string,
   redirectUri: string,
   verifier: string | undefined,
   client: Application,
 ): Promise<InvalidGrant> {
+  const { db } = context
   const row = await findAuthorizationCode(db, digest(code))
   if (!row || row.application_id !== client.id) return new InvalidGrant(INVALID_GRANT_MESSAGE)
   if (row.consumed_at) {
     // a second redemption (or the loser of a concurrent one) means the code leaked:
     // nothing issued from it stays valid
-    await revokeGrant(db, row.grant_id)
-    tokenCache.clear()
+    await context.commitChange((trx) => revokeGrant(trx, row.grant_id))
     return new InvalidGrant(INVALID_GRANT_MESSAGE)
   }
   if (row.expired || row.redirect_uri !== redirectUri) return new InvalidGrant(INVALID_GRANT_MESSAGE)

@@ -59,7 +59,7 @@ export function readClientCredentials(
  * constant time); a public client only names itself and must not send a secret.
  */
 export async function authenticateClient(
-  context: Pick<ServerContext, 'db' | 'clientCache'>,
+  context: Pick<ServerContext, 'db' | 'clientCache' | 'syncCaches'>,
   credentials: ClientCredentials,
 ): Promise<Application> {
   const basic = credentials.method === 'client_secret_basic'
@@ -69,6 +69,10 @@ export async function authenticateClient(
       basic,
     )
   let application = context.clientCache.get(credentials.clientId)
+  if (application) {
+    await context.syncCaches()
+    application = context.clientCache.get(credentials.clientId)
+  }
   if (!application) {
     application = await findApplicationByUid(context.db, credentials.clientId)
     if (!application) throw failed()

@@ -1,4 +1,5 @@
 /** grant_type=refresh_token (RFC 6749 6) with rotation and reuse detection (RFC 9700 4.14.2). */
+import type { ServerContext } from '../context.ts'
 import { parseScope, within } from '../domain/scopes.ts'
 import { digest } from '../domain/secrets.ts'
 import { InvalidGrant, InvalidScope } from '../errors.ts'
@@ -13,7 +14,7 @@ export const refreshTokenGrant: GrantHandler = {
   clientRequired: true,
 
   async handle(context, { params, client }) {
-    const { db, tokenCache } = context
+    const { db } = context
     const presented = requireParam(params, 'refresh_token')
     const token = await findRefreshToken(db, digest(presented))
     if (!token || token.revoked_at || token.application_id !== (client?.id ?? null)) {
@@ -21,8 +22,7 @@ export const refreshTokenGrant: GrantHandler = {
     }
     if (token.rotated_at) {
       // reuse of a rotated token: someone else holds this family; end it
-      await revokeGrant(db, token.grant_id)
-      tokenCache.clear()
+      await endFamily(context, token.grant_id)
       throw new InvalidGrant(INVALID_GRANT_MESSAGE)
     }
     // a locked account gets no new tokens (its existing ones are refused by the API)
@@ -36,7 +36,7 @@ export const refreshTokenGrant: GrantHandler = {
       }
       scopes = asked
     }
-    const result = await db.transaction().execute(async (trx) => {
+    const result = await context.commitChange(async (trx) => {
       if (!(await rotateRefreshToken(trx, token.id))) return undefined
       if (token.access_token_id !== null) await revokeAccessToken(trx, token.access_token_id)
       return issueTokens(trx, {
@@ -47,10 +47,9 @@ export const refreshTokenGrant: GrantHandler = {
         refresh: true,
       })
     })
-    tokenCache.clear()
     if (!result) {
-      await revokeGrant(db, token.grant_id)
-      tokenCache.clear()
+      // lost a concurrent rotation: the same token presented twice is reuse (RFC 9700 4.14.2)
+      await endFamily(context, token.grant_id)
       throw new InvalidGrant(INVALID_GRANT_MESSAGE)
     }
     if (!scopes.includes('openid') || !client) return result
@@ -60,4 +59,8 @@ export const refreshTokenGrant: GrantHandler = {
       id_token: await idTokenFor(context, client, { userId: token.user_id, scopes, nonce: null, authTime: null }),
     }
   },
+}
+
+async function endFamily(context: ServerContext, grantId: string): Promise<void> {
+  await context.commitChange((trx) => revokeGrant(trx, grantId))
 }

@@ -34,6 +34,11 @@ export async function lookupAccessToken(context: ServerContext, token: string): 
   const key = digest(token)
   const cacheKey = key.toString('base64')
   let cached = context.tokenCache.get(cacheKey)
+  if (cached) {
+    // a revocation committed elsewhere just before this request must not be missed
+    await context.syncCaches()
+    cached = context.tokenCache.get(cacheKey)
+  }
   if (!cached) {
     const row = await findAccessTokenWithUser(context.db, key)
     if (!row) return { status: 'invalid' }

@@ -78,9 +78,9 @@ export function revokeIntrospectRoutes(app: OAuthApp, context: ServerContext): v
       if (found.application_id !== client.id) {
         throw new UnauthorizedClient('You are not authorized to revoke this token', 403)
       }
-      if ('grant_id' in found) await revokeGrant(db, found.grant_id)
-      else await revokeAccessToken(db, found.id)
-      context.tokenCache.clear()
+      await context.commitChange((trx) =>
+        'grant_id' in found ? revokeGrant(trx, found.grant_id) : revokeAccessToken(trx, found.id),
+      )
       return {}
     },
   )

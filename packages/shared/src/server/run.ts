@@ -18,6 +18,10 @@ export async function listenUntilSignalled(
       process.exit(1)
     }, options.shutdownTimeoutMs ?? 25_000)
     timeout.unref()
+    // server.close() reaps only the keep-alive connections idle at that instant; those whose
+    // request was still in flight would otherwise hold the process until their keep-alive timeout
+    const reaper = setInterval(() => app.server.closeIdleConnections(), 100)
+    reaper.unref()
     app.close().then(
       () => process.exit(0),
       (error: unknown) => {

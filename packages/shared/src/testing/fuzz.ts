@@ -36,6 +36,8 @@ export interface FuzzOptions {
 export interface FuzzReport {
   requests: number
   byStatus: Record<string, number>
+  /** `METHOD /path status` answered (with the operation's own method) but not declared in its responses. */
+  undocumented: string[]
 }
 
 const LEAKS: Array<[RegExp, string]> = [
@@ -192,6 +194,7 @@ export async function fuzzService(options: FuzzOptions): Promise<FuzzReport> {
   for (const { method, path, operation } of operations(options.document))
     byOperation.set(`${method} ${path}`, operation)
   const byStatus: Record<string, number> = {}
+  const undocumented = new Set<string>()
   let requests = 0
 
   await assertWithCause(
@@ -215,6 +218,8 @@ export async function fuzzService(options: FuzzOptions): Promise<FuzzReport> {
       if (response.status >= 400) {
         const sameMethod = request.operation.startsWith(`${request.method} `)
         const schema = sameMethod ? documentedSchema(byOperation.get(request.operation), response.status) : undefined
+        if (sameMethod && !isDocumented(byOperation.get(request.operation), response.status))
+          undocumented.add(`${request.operation} ${response.status}`)
         const isJson = (response.headers['content-type'] ?? '').startsWith('application/json')
         if (schema || isJson) {
           let body: unknown
@@ -230,14 +235,32 @@ export async function fuzzService(options: FuzzOptions): Promise<FuzzReport> {
         } else if (!(response.headers['content-type'] ?? '').startsWith('text/html')) {
           throw new Error(`${where}: error answered with ${response.headers['content-type'] ?? 'no content type'}`)
         }
-        if (options.snapshot && before !== (await options.snapshot())) {
-          throw new Error(`${where}: the database changed although the request was rejected`)
+        const after = options.snapshot ? await options.snapshot() : undefined
+        if (before !== after) {
+          throw new Error(
+            `${where}: the database changed although the request was rejected: ${firstDifference(before, after)}`,
+          )
         }
       }
     }),
     { numRuns: options.runs, seed: options.seed, endOnFailure: true },
   )
-  return { requests, byStatus }
+  return { requests, byStatus, undocumented: [...undocumented].sort() }
+}
+
+function isDocumented(operation: Operation | undefined, status: number): boolean {
+  const responses = operation?.responses ?? {}
+  return String(status) in responses || `${String(status)[0]}XX` in responses || 'default' in responses
+}
+
+/** The first line that differs between two snapshots, to say what a rejected request wrote. */
+function firstDifference(before = '', after = ''): string {
+  const a = before.split('\n')
+  const b = after.split('\n')
+  for (let i = 0; i < Math.max(a.length, b.length); i++) {
+    if (a[i] !== b[i]) return `was ${(a[i] ?? '(nothing)').slice(0, 300)} / now ${(b[i] ?? '(nothing)').slice(0, 300)}`
+  }
+  return ''
 }
 
 /** fast-check's report names the counterexample; put the failed check itself first. */

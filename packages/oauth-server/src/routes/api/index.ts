@@ -75,8 +75,7 @@ export function apiRoutes(app: OAuthApp, context: ServerContext): void {
         Object.entries(request.body).map(([k, v]) => [k, k === 'name' ? String(v).trim() : String(v)]),
       )
       if (changes.name === '') throw new ApiError(400, '400 Bad request - name is empty')
-      const user = await updateProfile(context.db, principal.user.id, changes)
-      context.tokenCache.clear()
+      const user = await context.commitChange((trx) => updateProfile(trx, principal.user.id, changes))
       if (!user) throw new ApiError(404, '404 User Not Found')
       return currentUser(user)
     },

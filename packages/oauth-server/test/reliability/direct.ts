@@ -1,0 +1,46 @@
+import type { TestDatabase } from '@campus/shared/testing'
+import { approve } from '../../src/authorization/response.ts'
+import type { OAuthDB } from '../../src/db/schema.ts'
+import { basic, postForm, type seed } from '../helpers.ts'
+
+const REDIRECT_URI = 'https://client.example/cb'
+
+/** A code for alice and the web application, issued straight into the database as consent would. */
+export async function newCode(
+  database: TestDatabase<OAuthDB>,
+  data: Awaited<ReturnType<typeof seed>>,
+): Promise<string> {
+  const location = await approve(
+    database.db,
+    {
+      client: data.web,
+      redirectUri: REDIRECT_URI,
+      responseType: 'code',
+      scopes: ['api'],
+      state: undefined,
+      codeChallenge: undefined,
+      codeChallengeMethod: undefined,
+      nonce: undefined,
+    },
+    data.alice.id,
+    'http://127.0.0.1',
+  )
+  return new URL(location).searchParams.get('code') as string
+}
+
+/** A fresh token pair for alice: a code issued straight into the database, redeemed at `base`. */
+export async function issueCode(
+  database: TestDatabase<OAuthDB>,
+  data: Awaited<ReturnType<typeof seed>>,
+  base: string,
+): Promise<{ access_token: string; refresh_token: string }> {
+  const code = await newCode(database, data)
+  const token = await postForm(
+    base,
+    '/oauth/token',
+    { grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI },
+    { authorization: basic(data.web.uid, data.web.secret) },
+  )
+  if (token.status !== 200) throw new Error(`code exchange failed: ${JSON.stringify(token.body)}`)
+  return token.body as { access_token: string; refresh_token: string }
+}

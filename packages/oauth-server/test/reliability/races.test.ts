@@ -1,0 +1,147 @@
+/**
+ * Races on PostgreSQL with real concurrency: many HTTP requests in flight at once against one
+ * listening server, each on its own pool connection.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { digest } from '../../src/domain/secrets.ts'
+import { basic, issueCode, postForm, seed, startServer, type TestServer } from '../helpers.ts'
+
+type Seeded = Awaited<ReturnType<typeof seed>>
+
+describe('races on one code and one refresh token', () => {
+  let server: TestServer
+  let data: Seeded
+
+  beforeAll(async () => {
+    server = await startServer()
+    data = await seed(server.db, server.settings.secretKey)
+  })
+  afterAll(async () => server?.close())
+
+  const auth = () => ({ authorization: basic(data.web.uid, data.web.secret) })
+
+  async function family(grantId: string) {
+    const access = await server.db
+      .selectFrom('access_tokens')
+      .select(['id', 'revoked_at'])
+      .where('grant_id', '=', grantId)
+      .execute()
+    const refresh = await server.db
+      .selectFrom('refresh_tokens')
+      .select(['id', 'rotated_at', 'revoked_at'])
+      .where('grant_id', '=', grantId)
+      .execute()
+    return { access, refresh }
+  }
+
+  it('50 parallel redemptions of one code: exactly one token, and the replays end its grant', async () => {
+    const redirectUri = 'https://client.example/cb'
+    const code = await issueCode(server, { client: data.web, userId: data.alice.id, redirectUri, scopes: ['api'] })
+    const results = await Promise.all(
+      Array.from({ length: 50 }, () =>
+        postForm(
+          server.url,
+          '/oauth/token',
+          { grant_type: 'authorization_code', code, redirect_uri: redirectUri },
+          auth(),
+        ),
+      ),
+    )
+    const winners = results.filter((r) => r.status === 200)
+    const losers = results.filter((r) => r.status !== 200)
+    expect(winners).toHaveLength(1)
+    expect(losers).toHaveLength(49)
+    for (const loser of losers) expect([loser.status, loser.body.error]).toEqual([400, 'invalid_grant'])
+
+    const row = await server.db
+      .selectFrom('authorization_codes')
+      .select(['grant_id', 'consumed_at'])
+      .where('digest', '=', digest(code))
+      .executeTakeFirstOrThrow()
+    expect(row.consumed_at).not.toBeNull()
+    const { access, refresh } = await family(row.grant_id)
+    // one pair was ever issued; the replays revoked it
+    expect(access).toHaveLength(1)
+    expect(refresh).toHaveLength(1)
+    expect(access.every((t) => t.revoked_at !== null)).toBe(true)
+    expect(refresh.every((t) => t.revoked_at !== null)).toBe(true)
+    const winner = winners[0]?.body as { access_token: string }
+    const api = await fetch(new URL('/api/v4/user', server.url), {
+      headers: { authorization: `Bearer ${winner.access_token}` },
+    })
+    expect(api.status).toBe(401)
+  })
+
+  it('20 parallel refreshes of one refresh token: one rotation, then the whole family is revoked', async () => {
+    const redirectUri = 'https://client.example/cb'
+    const code = await issueCode(server, { client: data.web, userId: data.alice.id, redirectUri, scopes: ['api'] })
+    const first = await postForm(
+      server.url,
+      '/oauth/token',
+      { grant_type: 'authorization_code', code, redirect_uri: redirectUri },
+      auth(),
+    )
+    expect(first.status).toBe(200)
+    const refreshToken = first.body.refresh_token as string
+    const results = await Promise.all(
+      Array.from({ length: 20 }, () =>
+        postForm(server.url, '/oauth/token', { grant_type: 'refresh_token', refresh_token: refreshToken }, auth()),
+      ),
+    )
+    const winners = results.filter((r) => r.status === 200)
+    expect(winners).toHaveLength(1)
+    for (const loser of results.filter((r) => r.status !== 200)) {
+      expect([loser.status, loser.body.error]).toEqual([400, 'invalid_grant'])
+    }
+
+    const grant = await server.db
+      .selectFrom('refresh_tokens')
+      .select('grant_id')
+      .where('digest', '=', digest(refreshToken))
+      .executeTakeFirstOrThrow()
+    const { access, refresh } = await family(grant.grant_id)
+    // the first pair and the winner's pair, nothing else: losers issued nothing
+    expect(access).toHaveLength(2)
+    expect(refresh).toHaveLength(2)
+    expect(refresh.filter((t) => t.rotated_at !== null)).toHaveLength(1)
+    // a presentation of an already-rotated token is reuse: nothing of the family stays valid
+    expect(access.every((t) => t.revoked_at !== null)).toBe(true)
+    expect(refresh.every((t) => t.revoked_at !== null)).toBe(true)
+    const winner = winners[0]?.body as { access_token: string; refresh_token: string }
+    const api = await fetch(new URL('/api/v4/user', server.url), {
+      headers: { authorization: `Bearer ${winner.access_token}` },
+    })
+    expect(api.status).toBe(401)
+    const again = await postForm(
+      server.url,
+      '/oauth/token',
+      { grant_type: 'refresh_token', refresh_token: winner.refresh_token },
+      auth(),
+    )
+    expect([again.status, again.body.error]).toEqual([400, 'invalid_grant'])
+  })
+
+  it('sequential refreshes by one client keep rotating without revoking anything', async () => {
+    const redirectUri = 'https://client.example/cb'
+    const code = await issueCode(server, { client: data.web, userId: data.alice.id, redirectUri, scopes: ['api'] })
+    let current = await postForm(
+      server.url,
+      '/oauth/token',
+      { grant_type: 'authorization_code', code, redirect_uri: redirectUri },
+      auth(),
+    )
+    for (let i = 0; i < 5; i++) {
+      current = await postForm(
+        server.url,
+        '/oauth/token',
+        { grant_type: 'refresh_token', refresh_token: current.body.refresh_token as string },
+        auth(),
+      )
+      expect(current.status).toBe(200)
+    }
+    const api = await fetch(new URL('/api/v4/user', server.url), {
+      headers: { authorization: `Bearer ${current.body.access_token as string}` },
+    })
+    expect(api.status).toBe(200)
+  })
+})
