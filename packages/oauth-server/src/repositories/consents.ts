@@ -46,21 +46,34 @@ export async function listConsents(db: Db, userId: number): Promise<AuthorizedAp
     .execute()
 }
 
+/** Serialises a user's consent changes (approve, revoke) so neither outlives the other. */
+export async function lockUserConsents(trx: Db, userId: number): Promise<void> {
+  await trx.selectFrom('users').select('id').where('id', '=', userId).forUpdate().execute()
+}
+
 /**
- * Withdraws what the user approved for an application: the consent, and every access and
- * refresh token of that application for that user. One transaction, so no token outlives it.
+ * Withdraws what the user approved for an application: the consent, every code not yet
+ * redeemed, and every access and refresh token of that application for that user. Run it in
+ * a transaction: codes go before tokens, so a redemption in flight (which holds its code's
+ * row) finishes first and its tokens are then revoked too.
  */
-export async function revokeAuthorization(db: Db, userId: number, applicationId: number): Promise<void> {
-  await db.transaction().execute(async (trx) => {
-    await trx.deleteFrom('consents').where('user_id', '=', userId).where('application_id', '=', applicationId).execute()
-    for (const table of ['access_tokens', 'refresh_tokens'] as const) {
-      await trx
-        .updateTable(table)
-        .set({ revoked_at: sql<Date>`now()` })
-        .where('user_id', '=', userId)
-        .where('application_id', '=', applicationId)
-        .where('revoked_at', 'is', null)
-        .execute()
-    }
-  })
+export async function revokeAuthorization(trx: Db, userId: number, applicationId: number): Promise<void> {
+  await lockUserConsents(trx, userId)
+  await trx.deleteFrom('consents').where('user_id', '=', userId).where('application_id', '=', applicationId).execute()
+  await trx
+    .updateTable('authorization_codes')
+    .set({ consumed_at: sql<Date>`now()` })
+    .where('user_id', '=', userId)
+    .where('application_id', '=', applicationId)
+    .where('consumed_at', 'is', null)
+    .execute()
+  for (const table of ['access_tokens', 'refresh_tokens'] as const) {
+    await trx
+      .updateTable(table)
+      .set({ revoked_at: sql<Date>`now()` })
+      .where('user_id', '=', userId)
+      .where('application_id', '=', applicationId)
+      .where('revoked_at', 'is', null)
+      .execute()
+  }
 }

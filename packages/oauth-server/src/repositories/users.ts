@@ -90,13 +90,11 @@ export async function listUsers(db: Db): Promise<User[]> {
   return db.selectFrom('users').selectAll().orderBy('id').execute()
 }
 
-/** Locks or unlocks an account; locking also ends its browser sessions. */
-export async function setUserLocked(db: Db, id: number, locked: boolean): Promise<boolean> {
-  return db.transaction().execute(async (trx) => {
-    const row = await trx.updateTable('users').set({ locked }).where('id', '=', id).returning('id').executeTakeFirst()
-    if (row && locked) await trx.deleteFrom('sessions').where('user_id', '=', id).execute()
-    return row !== undefined
-  })
+/** Locks or unlocks an account; locking also ends its browser sessions. Run it in a transaction. */
+export async function setUserLocked(trx: Db, id: number, locked: boolean): Promise<boolean> {
+  const row = await trx.updateTable('users').set({ locked }).where('id', '=', id).returning('id').executeTakeFirst()
+  if (row && locked) await trx.deleteFrom('sessions').where('user_id', '=', id).execute()
+  return row !== undefined
 }
 
 export async function setPendingOtpSecret(db: Db, id: number, sealed: string | null): Promise<void> {

@@ -43,11 +43,12 @@ export function adminPageRoutes(app: OAuthApp, context: ServerContext): void {
       },
       async (request, reply, account) => {
         const id = pathId(request)
-        if (id === undefined || id === account.user.id || !(await setUserLocked(db, id, action === 'lock'))) {
-          return notFound(reply)
-        }
-        // cached token lookups carry the user row: drop them so the lock applies to the next call
-        context.tokenCache.clear()
+        // cached token lookups carry the user row: every instance drops them, so the lock applies at once
+        const changed =
+          id !== undefined &&
+          id !== account.user.id &&
+          (await context.commitChange((trx) => setUserLocked(trx, id, action === 'lock')))
+        if (!changed) return notFound(reply)
         await setFlash(context, account.session, {
           notice: action === 'lock' ? 'The user was locked.' : 'The user was unlocked.',
         })
@@ -84,8 +85,9 @@ export function adminPageRoutes(app: OAuthApp, context: ServerContext): void {
       },
       async (request, reply, account) => {
         const id = pathId(request)
-        if (id === undefined || !(await setApplicationTrusted(db, id, action === 'trust'))) return notFound(reply)
-        context.clientCache.clear()
+        const changed =
+          id !== undefined && (await context.commitChange((trx) => setApplicationTrusted(trx, id, action === 'trust')))
+        if (!changed) return notFound(reply)
         await setFlash(context, account.session, {
           notice: action === 'trust' ? 'The application is trusted.' : 'The application is no longer trusted.',
         })

@@ -13,7 +13,7 @@ import { within } from '../domain/scopes.ts'
 import { AccessDenied } from '../errors.ts'
 import { sendErrorPage, sendPage } from '../pages/layout.ts'
 import { csrfToken, loadSession, type Session, validCsrf } from '../pages/session.ts'
-import { findConsentScopes, recordConsent } from '../repositories/consents.ts'
+import { findConsentScopes, lockUserConsents, recordConsent } from '../repositories/consents.ts'
 import { findUserById } from '../repositories/users.ts'
 import { HtmlPage, Redirect } from './pages-schema.ts'
 import type { OAuthApp } from './types.ts'
@@ -99,11 +99,15 @@ export function authorizeRoutes(app: OAuthApp, context: ServerContext): void {
       if (!user) {
         return reply.redirect(`/users/sign_in?return_to=${encodeURIComponent(authorizeUrl(authorization))}`, 302)
       }
-      const consented = await findConsentScopes(db, user.id, authorization.client.id)
-      if (authorization.client.trusted || within(authorization.scopes, consented)) {
-        const authTime = session?.row.authenticated_at ?? null
-        return reply.redirect(await approve(db, authorization, user.id, settings.issuer, authTime), 302)
-      }
+      // an earlier consent answers at once, read and used in turn with any revocation of it
+      const authTime = session?.row.authenticated_at ?? null
+      const target = await db.transaction().execute(async (trx) => {
+        await lockUserConsents(trx, user.id)
+        const consented = await findConsentScopes(trx, user.id, authorization.client.id)
+        if (!authorization.client.trusted && !within(authorization.scopes, consented)) return undefined
+        return approve(trx, authorization, user.id, settings.issuer, authTime)
+      })
+      if (target) return reply.redirect(target, 302)
       return sendPage(
         reply,
         200,
@@ -158,9 +162,15 @@ export function authorizeRoutes(app: OAuthApp, context: ServerContext): void {
       if (body.decision !== 'approve') {
         return reply.redirect(errorRedirect(targetOf(authorization), new AccessDenied(), settings.issuer), 303)
       }
-      await recordConsent(db, user.id, authorization.client.id, authorization.scopes)
       const authTime = session?.row.authenticated_at ?? null
-      return reply.redirect(await approve(db, authorization, user.id, settings.issuer, authTime), 303)
+      // consent and what it grants (a code, or implicit tokens) commit together, in turn with
+      // any revocation of this user's authorizations
+      const target = await db.transaction().execute(async (trx) => {
+        await lockUserConsents(trx, user.id)
+        await recordConsent(trx, user.id, authorization.client.id, authorization.scopes)
+        return approve(trx, authorization, user.id, settings.issuer, authTime)
+      })
+      return reply.redirect(target, 303)
     },
   )
 }

@@ -95,9 +95,6 @@ const formOf = (a: Application): ApplicationForm => ({
 export function profileApplicationRoutes(app: OAuthApp, context: ServerContext): void {
   const { db } = context
 
-  /** A client's registration changed: no cached copy may answer for it any more. */
-  const forgetClients = () => context.clientCache.clear()
-
   async function owned(request: FastifyRequest, userId: number): Promise<Application | undefined> {
     const id = pathId(request)
     const application = id === undefined ? undefined : await findApplicationById(db, id)
@@ -216,14 +213,15 @@ export function profileApplicationRoutes(app: OAuthApp, context: ServerContext):
       }
       // becoming confidential needs a secret; becoming public drops it
       const secret = form.confidential && !application.confidential ? generateSecret('clientSecret') : undefined
-      await updateOwnedApplication(db, application.id, account.user.id, {
-        name: form.name.trim(),
-        redirect_uris: checked.uris,
-        scopes: form.scopes,
-        confidential: form.confidential,
-        secret_digest: form.confidential ? (secret ? digest(secret) : application.secret_digest) : null,
-      })
-      forgetClients()
+      await context.commitChange((trx) =>
+        updateOwnedApplication(trx, application.id, account.user.id, {
+          name: form.name.trim(),
+          redirect_uris: checked.uris,
+          scopes: form.scopes,
+          confidential: form.confidential,
+          secret_digest: form.confidential ? (secret ? digest(secret) : application.secret_digest) : null,
+        }),
+      )
       await setFlash(context, account.session, {
         notice: 'The application was updated.',
         ...(secret ? { secret } : {}),
@@ -243,12 +241,11 @@ export function profileApplicationRoutes(app: OAuthApp, context: ServerContext):
       const secret = generateSecret('clientSecret')
       // Renewals of one application run one at a time, each storing its secret and the notice
       // that shows it together: after a double-click the secret shown is the one in force.
-      await db.transaction().execute(async (trx) => {
+      await context.commitChange(async (trx) => {
         await trx.selectFrom('applications').select('id').where('id', '=', application.id).forUpdate().execute()
         await updateOwnedApplication(trx, application.id, account.user.id, { secret_digest: digest(secret) })
         await setFlash(context, account.session, { notice: 'The secret was renewed.', secret }, trx)
       })
-      forgetClients()
       return reply.redirect(`/profile/applications/${application.id}`, 303)
     },
   )
@@ -278,9 +275,7 @@ export function profileApplicationRoutes(app: OAuthApp, context: ServerContext):
     async (request, reply, account) => {
       const application = await owned(request, account.user.id)
       if (!application) return notFound(reply)
-      await deleteOwnedApplication(db, application.id, account.user.id)
-      forgetClients()
-      context.tokenCache.clear()
+      await context.commitChange((trx) => deleteOwnedApplication(trx, application.id, account.user.id))
       await setFlash(context, account.session, { notice: `The application ${application.name} was deleted.` })
       return reply.redirect('/profile/applications', 303)
     },
@@ -294,8 +289,7 @@ export function profileApplicationRoutes(app: OAuthApp, context: ServerContext):
     async (request, reply, account) => {
       const id = pathId(request)
       if (id === undefined) return notFound(reply)
-      await revokeAuthorization(db, account.user.id, id)
-      context.tokenCache.clear()
+      await context.commitChange((trx) => revokeAuthorization(trx, account.user.id, id))
       await setFlash(context, account.session, { notice: 'The authorization was revoked.' })
       return reply.redirect('/profile/applications', 303)
     },
