@@ -1,7 +1,8 @@
 /**
- * `pnpm bench [name...]`: runs the benchmarks in this folder one after another (all, or those
- * whose file name contains one of the names), each as its own process so they never share a heap.
- * Each benchmark prints its figures with ratios against the baseline it runs side by side.
+ * `pnpm bench [name...]`: runs the benchmarks in this folder one after another (all but the
+ * 60-second soaks, or those whose file name contains one of the names: `pnpm bench soak`), each
+ * as its own process so they never share a heap. Each prints its figures against the baseline
+ * it runs side by side.
  */
 import { spawnSync } from 'node:child_process'
 import { readdirSync } from 'node:fs'
@@ -11,7 +12,7 @@ const here = fileURLToPath(new URL('.', import.meta.url))
 const filters = process.argv.slice(2)
 const benches = readdirSync(here)
   .filter((f) => f.endsWith('.ts') && f !== 'run.ts' && !f.includes('support'))
-  .filter((f) => filters.length === 0 || filters.some((name) => f.includes(name)))
+  .filter((f) => (filters.length === 0 ? !f.startsWith('soak-') : filters.some((name) => f.includes(name))))
   .sort()
 
 if (benches.length === 0) {

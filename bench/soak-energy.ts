@@ -25,7 +25,7 @@ const ADMIN_URL =
   process.env.SOAK_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 const SECONDS = Number(process.env.SOAK_SECONDS ?? 60)
 const RATE = Number(process.env.SOAK_RATE ?? 40)
-/** The service's production heap sizing (docs/reliability-energy.md). */
+/** The service's production heap sizing (docs/RELIABILITY.md). */
 const NODE_FLAGS = (process.env.SOAK_NODE_FLAGS ?? '--max-semi-space-size=4 --max-old-space-size=192')
   .split(' ')
   .filter(Boolean)

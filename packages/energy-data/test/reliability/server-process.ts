@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs'
 import { createInterface } from 'node:readline'
 import { service } from '@campus/shared'
 
-/** Heap sizing of the production service (see docs/reliability-energy.md); ENERGY_TEST_NODE_FLAGS overrides. */
+/** Heap sizing of the production service (see docs/RELIABILITY.md); ENERGY_TEST_NODE_FLAGS overrides. */
 export const PRODUCTION_NODE_FLAGS = (
   process.env.ENERGY_TEST_NODE_FLAGS ?? '--max-semi-space-size=4 --max-old-space-size=192'
 )

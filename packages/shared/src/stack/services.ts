@@ -39,7 +39,7 @@ export const services: readonly ServiceDescriptor[] = [
     serverEntry: `${repoRoot}packages/energy-data/src/server.ts`,
     cliEntry: `${repoRoot}packages/energy-data/src/cli.ts`,
     // exports keep ~3 MB each live; a small young generation and a bounded old one keep RSS
-    // flat under long exports (docs/reliability-energy.md)
+    // flat under long exports (docs/RELIABILITY.md)
     nodeOptions: ['--max-semi-space-size=4', '--max-old-space-size=192'],
   },
 ]
