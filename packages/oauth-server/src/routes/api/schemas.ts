@@ -1,7 +1,11 @@
 import Type from 'typebox'
 import { MessageBody, OAuthErrorBody } from '../schemas.ts'
 
-const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()])
+/**
+ * A string or null as one JSON Schema type list (`["string", "null"]`, valid OpenAPI 3.1): the
+ * response serializer writes it directly, where an anyOf would run a validator per field.
+ */
+const Nullable = (t: ReturnType<typeof Type.String>) => Type.Unsafe<string | null>({ ...t, type: ['string', 'null'] })
 
 export const PublicUser = Type.Object({
   id: Type.Integer(),
