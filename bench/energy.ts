@@ -15,7 +15,6 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { readFileSync } from 'node:fs'
-import { createInterface } from 'node:readline'
 import autocannon from 'autocannon'
 import pg from 'pg'
 import type { EnergyDatabase } from '../packages/energy-data/src/db/schema.ts'
@@ -23,6 +22,7 @@ import { GROUP_COLUMNS } from '../packages/energy-data/src/domain/groups.ts'
 import { createApiKey } from '../packages/energy-data/src/repositories/api-keys.ts'
 import { seedEstate } from '../packages/energy-data/src/seed/seed.ts'
 import { createDatabase, migrate, readMigrations, service } from '../packages/shared/src/index.ts'
+import { energyNodeFlags, startEnergyService } from './energy-support.ts'
 
 const ADMIN_URL =
   process.argv[2] ??
@@ -30,10 +30,8 @@ const ADMIN_URL =
   process.env.TEST_DATABASE_URL ??
   'postgres://postgres@127.0.0.1:5432/postgres'
 const RUNS = 3
-/** V8 heap sizing the service runs with (as in packages/energy-data's start script); BENCH_NODE_FLAGS overrides. */
-const NODE_FLAGS = (process.env.BENCH_NODE_FLAGS ?? '--max-semi-space-size=4 --max-old-space-size=128')
-  .split(' ')
-  .filter(Boolean)
+/** V8 heap sizing: the service's production flags; BENCH_NODE_FLAGS overrides. */
+const NODE_FLAGS = energyNodeFlags(process.env.BENCH_NODE_FLAGS)
 const YEAR = { from: '2025-01-01T00:00:00Z', to: '2025-12-31T23:45:00Z' }
 const TEN_YEARS = { from: '2015-01-01T00:00:00Z', to: '2024-12-31T23:45:00Z' }
 const METER_IDS = [860, 861, 862, 863, 870, 871, 880, 881, 890, 891]
@@ -89,38 +87,6 @@ function psqlCopy(query: string): Promise<number> {
   })
 }
 
-function startService(): Promise<{ child: ChildProcess; base: string }> {
-  const child = spawn(
-    process.execPath,
-    [...NODE_FLAGS, '--experimental-strip-types', '--disable-warning=ExperimentalWarning', energy.serverEntry],
-    {
-      env: {
-        ...process.env,
-        ENERGY_DATABASE_URL: url,
-        ENERGY_PORT: '0',
-        HOST: '127.0.0.1',
-        LOG_LEVEL: 'info',
-        MIGRATE_ON_START: 'false',
-        // the load test must measure the service, not its limiter
-        ENERGY_RATE_LIMIT_KEY: '1000000000',
-        ENERGY_RATE_LIMIT_PUBLIC: '1000000000',
-      },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    },
-  )
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('service did not start within 30 s')), 30_000)
-    child.once('exit', (code) => reject(new Error(`service exited ${code}`)))
-    createInterface({ input: child.stdout! }).on('line', (text) => {
-      const match = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(text)
-      if (match) {
-        clearTimeout(timer)
-        resolve({ child, base: match[1] as string })
-      }
-    })
-  })
-}
-
 function rssOf(pid: number): { rss: number; peak: number } {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8')
   const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0) * 1024
@@ -150,7 +116,7 @@ async function main() {
     )
     await database.pool.query('analyze')
     const { key } = await createApiKey(database.db, { name: 'bench', endpoints: ['*'] })
-    const started = await startService()
+    const started = await startEnergyService(url, NODE_FLAGS)
     server = started.child
     const base = started.base
     const pid = server.pid as number

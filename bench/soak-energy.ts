@@ -12,23 +12,21 @@
  * CSV, /metadata/meters/, /chart/fotovoltaico, /report/pv. Prints the series summary and
  * exits 1 on any failed request or when RSS keeps growing over the second half of the run.
  */
-import { type ChildProcess, spawn } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { createInterface } from 'node:readline'
 import pg from 'pg'
 import type { EnergyDatabase } from '../packages/energy-data/src/db/schema.ts'
 import { createApiKey } from '../packages/energy-data/src/repositories/api-keys.ts'
 import { seedEstate } from '../packages/energy-data/src/seed/seed.ts'
 import { createDatabase, migrate, readMigrations, service } from '../packages/shared/src/index.ts'
+import { energyNodeFlags, startEnergyService } from './energy-support.ts'
 
 const ADMIN_URL =
   process.env.SOAK_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 const SECONDS = Number(process.env.SOAK_SECONDS ?? 60)
 const RATE = Number(process.env.SOAK_RATE ?? 40)
 /** The service's production heap sizing (docs/RELIABILITY.md). */
-const NODE_FLAGS = (process.env.SOAK_NODE_FLAGS ?? '--max-semi-space-size=4 --max-old-space-size=192')
-  .split(' ')
-  .filter(Boolean)
+const NODE_FLAGS = energyNodeFlags(process.env.SOAK_NODE_FLAGS)
 /** RSS may rise at most this much over the second half (MB per minute of least-squares slope)... */
 const MAX_SLOPE_MB_PER_MIN = Number(process.env.SOAK_MAX_SLOPE ?? 6)
 /** ...unless the rise itself stays under this (GC sawtooth on a short run). */
@@ -53,40 +51,6 @@ async function admin(sql: string): Promise<void> {
   } finally {
     await client.end()
   }
-}
-
-function startService(): Promise<{ child: ChildProcess; base: string }> {
-  const child = spawn(
-    process.execPath,
-    [...NODE_FLAGS, '--experimental-strip-types', '--disable-warning=ExperimentalWarning', energy.serverEntry],
-    {
-      env: {
-        ...process.env,
-        ENERGY_DATABASE_URL: url,
-        ENERGY_PORT: '0',
-        HOST: '127.0.0.1',
-        LOG_LEVEL: 'info',
-        MIGRATE_ON_START: 'false',
-        // the soak measures the service, not its limiter
-        ENERGY_RATE_LIMIT_KEY: '1000000000',
-        ENERGY_RATE_LIMIT_PUBLIC: '1000000000',
-      },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    },
-  )
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('service did not start within 30 s')), 30_000)
-    child.once('exit', (code) => reject(new Error(`service exited ${code}`)))
-    // request lines (LOG_LEVEL=info, as in production) are read and dropped
-    createInterface({ input: child.stdout! }).on('line', (text) => {
-      const match = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(text)
-      if (match) {
-        clearTimeout(timer)
-        resolve({ child, base: match[1] as string })
-      }
-      if (/"level":(40|50|60)/.test(text)) process.stderr.write(`service: ${text}\n`)
-    })
-  })
 }
 
 async function metrics(base: string): Promise<{ rss: number; lagP99: number; lagMax: number }> {
@@ -136,7 +100,7 @@ async function main() {
       ['chart/fotovoltaico', '/chart/fotovoltaico'],
       ['report/pv', '/report/pv'],
     ]
-    const started = await startService()
+    const started = await startEnergyService(url, NODE_FLAGS)
     server = started.child
     const { base } = started
     for (const [label, target] of mix) {
