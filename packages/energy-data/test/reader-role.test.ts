@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { createDatabase, type Database, service } from '@campus/shared'
-import { createTestDatabase, type TestDatabase } from '@campus/shared/testing'
+import { createTestDatabase, needsService, type TestDatabase } from '@campus/shared/testing'
 import type { Kysely } from 'kysely'
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -12,59 +12,62 @@ import { createApiKey } from '../src/repositories/api-keys.ts'
  * The service's runtime role (a login role in `energy_reader`) reads everything and writes
  * nothing but key bookkeeping. Only on a PostgreSQL server: roles are what is being tested.
  */
-describe.runIf(process.env.TEST_DATABASE_URL)('runtime database role energy_reader', () => {
-  const role = `energy_api_${randomBytes(4).toString('hex')}`
-  let owner: TestDatabase<EnergyDatabase>
-  let reader: Database<EnergyDatabase>
+describe.runIf(await needsService('runtime role tests (a PostgreSQL server)', process.env.TEST_DATABASE_URL))(
+  'runtime database role energy_reader',
+  () => {
+    const role = `energy_api_${randomBytes(4).toString('hex')}`
+    let owner: TestDatabase<EnergyDatabase>
+    let reader: Database<EnergyDatabase>
 
-  beforeAll(async () => {
-    owner = await createTestDatabase<EnergyDatabase>('energy', service('energy').migrationsDir)
-    await sql.raw(`create role ${role} login in role energy_reader`).execute(owner.db)
-    const url = new URL(owner.url)
-    url.username = role
-    url.password = ''
-    reader = createDatabase<EnergyDatabase>(url.toString(), { max: 2 })
-  })
+    beforeAll(async () => {
+      owner = await createTestDatabase<EnergyDatabase>('energy', service('energy').migrationsDir)
+      await sql.raw(`create role ${role} login in role energy_reader`).execute(owner.db)
+      const url = new URL(owner.url)
+      url.username = role
+      url.password = ''
+      reader = createDatabase<EnergyDatabase>(url.toString(), { max: 2 })
+    })
 
-  afterAll(async () => {
-    await reader?.close()
-    await owner?.close()
-    const admin = createDatabase<unknown>(process.env.TEST_DATABASE_URL as string, { max: 1 })
-    await sql.raw(`drop role if exists ${role}`).execute(admin.db)
-    await admin.close()
-  })
+    afterAll(async () => {
+      await reader?.close()
+      await owner?.close()
+      const admin = createDatabase<unknown>(process.env.TEST_DATABASE_URL as string, { max: 1 })
+      await sql.raw(`drop role if exists ${role}`).execute(admin.db)
+      await admin.close()
+    })
 
-  it('cannot change measurements, metadata or keys', async () => {
-    const db = reader.db as Kysely<EnergyDatabase>
-    await expect(sql`insert into pv_15m (time_15m, tot_pv) values (now(), 1)`.execute(db)).rejects.toThrow(
-      /permission denied/,
-    )
-    await expect(sql`delete from meters`.execute(db)).rejects.toThrow(/permission denied/)
-    await expect(sql`update api_keys set revoked_at = null`.execute(db)).rejects.toThrow(/permission denied/)
-    await expect(sql`drop table data_15m`.execute(db)).rejects.toThrow(/must be owner|permission denied/)
-  })
+    it('cannot change measurements, metadata or keys', async () => {
+      const db = reader.db as Kysely<EnergyDatabase>
+      await expect(sql`insert into pv_15m (time_15m, tot_pv) values (now(), 1)`.execute(db)).rejects.toThrow(
+        /permission denied/,
+      )
+      await expect(sql`delete from meters`.execute(db)).rejects.toThrow(/permission denied/)
+      await expect(sql`update api_keys set revoked_at = null`.execute(db)).rejects.toThrow(/permission denied/)
+      await expect(sql`drop table data_15m`.execute(db)).rejects.toThrow(/must be owner|permission denied/)
+    })
 
-  it('serves keyed requests, recording key use', async () => {
-    const { key, record } = await createApiKey(owner.db, { name: 'reader-role', endpoints: ['*'] })
-    const app = await buildApp({ database: reader as never })
-    try {
-      const response = await app.inject({ url: '/metadata/meters/', headers: { 'x-api-key': key } })
-      expect(response.statusCode).toBe(200)
-      expect(Array.isArray(response.json())).toBe(true)
-      // the bookkeeping is written after the answer, off the request's path
-      let used: Date | null = null
-      for (let i = 0; i < 50 && !used; i++) {
-        const row = await owner.db
-          .selectFrom('api_keys')
-          .select('last_used_at')
-          .where('id', '=', record.id)
-          .executeTakeFirstOrThrow()
-        used = row.last_used_at
-        if (!used) await new Promise((r) => setTimeout(r, 100))
+    it('serves keyed requests, recording key use', async () => {
+      const { key, record } = await createApiKey(owner.db, { name: 'reader-role', endpoints: ['*'] })
+      const app = await buildApp({ database: reader as never })
+      try {
+        const response = await app.inject({ url: '/metadata/meters/', headers: { 'x-api-key': key } })
+        expect(response.statusCode).toBe(200)
+        expect(Array.isArray(response.json())).toBe(true)
+        // the bookkeeping is written after the answer, off the request's path
+        let used: Date | null = null
+        for (let i = 0; i < 50 && !used; i++) {
+          const row = await owner.db
+            .selectFrom('api_keys')
+            .select('last_used_at')
+            .where('id', '=', record.id)
+            .executeTakeFirstOrThrow()
+          used = row.last_used_at
+          if (!used) await new Promise((r) => setTimeout(r, 100))
+        }
+        expect(used).toBeInstanceOf(Date)
+      } finally {
+        await app.close()
       }
-      expect(used).toBeInstanceOf(Date)
-    } finally {
-      await app.close()
-    }
-  })
-})
+    })
+  },
+)

@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
 import { service } from '@campus/shared'
-import { createTestDatabase, type TestDatabase } from '@campus/shared/testing'
+import { createTestDatabase, needsService, type TestDatabase } from '@campus/shared/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { seed } from '../../src/commands/seed.ts'
 import type { EnergyDatabase } from '../../src/db/schema.ts'
@@ -14,7 +14,10 @@ const run = promisify(execFile)
 /** The secret part of a key: everything past the few characters shown in key listings. */
 const secretPart = (key: string) => key.slice(displayPrefix(key).length)
 
-describe('no API key in the database dump or the logs', () => {
+// pg_dump reads a PostgreSQL server of its own version, not the embedded PGlite
+const onServer = await needsService('dump test (pg_dump of a PostgreSQL server)', process.env.TEST_DATABASE_URL)
+
+describe.runIf(onServer)('no API key in the database dump or the logs', () => {
   let database: TestDatabase<EnergyDatabase>
   let server: ServerProcess
 

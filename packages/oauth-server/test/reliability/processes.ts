@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
-import { type ServiceProcess, startServiceProcess } from '@campus/shared/testing'
+import { needsService, type ServiceProcess, startServiceProcess } from '@campus/shared/testing'
 import { describe } from 'vitest'
 
 export const SERVER_SCRIPT = fileURLToPath(new URL('../../src/server.ts', import.meta.url))
@@ -29,4 +29,6 @@ export function sharedDeployment(): Record<string, string> {
  * between processes, pg_dump. The embedded PGlite fallback (no TEST_DATABASE_URL) serves one
  * process and one transaction at a time, so these suites run only on PostgreSQL (as CI does).
  */
-export const onPostgresServer = describe.runIf(Boolean(process.env.TEST_DATABASE_URL))
+export const onPostgresServer = describe.runIf(
+  await needsService('tests that need a PostgreSQL server', process.env.TEST_DATABASE_URL),
+)

@@ -2,5 +2,6 @@ export { createTestDatabase, type TestDatabase, type TestDatabaseKind } from './
 export { type FuzzOptions, type FuzzReport, type FuzzRequest, fuzzService } from './fuzz.ts'
 export { fromSchema, HOSTILE_STRINGS, hostileString } from './hostile.ts'
 export { type RawResponse, rawRequest } from './raw-http.ts'
+export { needsService } from './requirements.ts'
 export { freePort, type ServiceProcess, startServiceProcess } from './service-process.ts'
 export { startTcpProxy, type TcpProxy } from './tcp-proxy.ts'

@@ -1,0 +1,32 @@
+import { connect } from 'node:net'
+
+function answers(url: string): Promise<boolean> {
+  const { hostname, port } = new URL(url)
+  return new Promise((done) => {
+    const socket = connect(Number(port), hostname)
+    socket.setTimeout(1000)
+    socket.once('connect', () => {
+      socket.destroy()
+      done(true)
+    })
+    socket.once('error', () => done(false))
+    socket.once('timeout', () => {
+      socket.destroy()
+      done(false)
+    })
+  })
+}
+
+/**
+ * Whether tests that need an outside service (Redis, a PostgreSQL server) should run. They
+ * always run under CI, which provides the services, so a missing one fails loudly there;
+ * elsewhere they are skipped with one line saying why.
+ */
+export async function needsService(what: string, url: string | undefined): Promise<boolean> {
+  if (url && (await answers(url))) return true
+  if (process.env.CI) return true
+  process.stdout.write(
+    `[test] ${what} skipped: ${url ? `nothing answers at ${new URL(url).host}` : 'not configured'}; CI runs them\n`,
+  )
+  return false
+}
