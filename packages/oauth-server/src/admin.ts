@@ -92,6 +92,7 @@ export async function createApplication(
   for (const g of input.grantTypes ?? []) {
     if (!(GRANT_TYPES as readonly string[]).includes(g)) throw new AdminError(`unknown grant type ${g}`)
   }
+  if (input.trusted && input.ownerId != null) throw new AdminError('only instance-wide applications can be trusted')
   const confidential = input.confidential ?? true
   const secret = confidential ? generateSecret('clientSecret') : null
   const application = await insertApplication(db, {

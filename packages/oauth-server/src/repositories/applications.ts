@@ -71,12 +71,22 @@ export async function deleteOwnedApplication(db: Db, id: number, ownerId: number
   return row !== undefined
 }
 
-export async function setApplicationTrusted(db: Db, id: number, trusted: boolean): Promise<boolean> {
+/**
+ * Trusts (or stops trusting) an application. Only an instance-wide application can be trusted
+ * (the database refuses anything else): 'owned' when the application belongs to a user.
+ */
+export async function setApplicationTrusted(
+  db: Db,
+  id: number,
+  trusted: boolean,
+): Promise<'changed' | 'owned' | 'unknown'> {
   const row = await db
     .updateTable('applications')
     .set({ trusted, updated_at: sql<Date>`now()` })
     .where('id', '=', id)
+    .$if(trusted, (q) => q.where('owner_id', 'is', null))
     .returning('id')
     .executeTakeFirst()
-  return row !== undefined
+  if (row) return 'changed'
+  return (await findApplicationById(db, id)) ? 'owned' : 'unknown'
 }

@@ -85,11 +85,18 @@ export function adminPageRoutes(app: OAuthApp, context: ServerContext): void {
       },
       async (request, reply, account) => {
         const id = pathId(request)
-        const changed =
-          id !== undefined && (await context.commitChange((trx) => setApplicationTrusted(trx, id, action === 'trust')))
-        if (!changed) return notFound(reply)
+        const outcome =
+          id === undefined
+            ? 'unknown'
+            : await context.commitChange((trx) => setApplicationTrusted(trx, id, action === 'trust'))
+        if (outcome === 'unknown') return notFound(reply)
         await setFlash(context, account.session, {
-          notice: action === 'trust' ? 'The application is trusted.' : 'The application is no longer trusted.',
+          notice:
+            outcome === 'owned'
+              ? 'Only instance-wide applications can be trusted: this one belongs to a user, who could point it anywhere.'
+              : action === 'trust'
+                ? 'The application is trusted.'
+                : 'The application is no longer trusted.',
         })
         return reply.redirect('/admin/applications', 303)
       },

@@ -9,6 +9,7 @@ import {
 } from '../authorization/request.ts'
 import { approve, errorRedirect, targetOf } from '../authorization/response.ts'
 import type { ServerContext } from '../context.ts'
+import { isTrusted } from '../domain/consent.ts'
 import { within } from '../domain/scopes.ts'
 import { AccessDenied } from '../errors.ts'
 import { sendErrorPage, sendPage } from '../pages/layout.ts'
@@ -104,7 +105,7 @@ export function authorizeRoutes(app: OAuthApp, context: ServerContext): void {
       const target = await db.transaction().execute(async (trx) => {
         await lockUserConsents(trx, user.id)
         const consented = await findConsentScopes(trx, user.id, authorization.client.id)
-        if (!authorization.client.trusted && !within(authorization.scopes, consented)) return undefined
+        if (!isTrusted(authorization.client) && !within(authorization.scopes, consented)) return undefined
         return approve(trx, authorization, user.id, settings.issuer, authTime)
       })
       if (target) return reply.redirect(target, 302)

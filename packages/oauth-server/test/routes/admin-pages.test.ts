@@ -123,4 +123,61 @@ describe('/admin', () => {
     await submit(root, `/admin/applications/${fixtures.other.id}/untrust`, { csrf_token: again.csrf })
     expect(await (await alice.request(authorize)).text()).toContain('Authorize Other?')
   })
+
+  it('only instance-wide applications can be trusted', async () => {
+    // a user registers an application and an administrator tries to trust it
+    const owner = await signedIn(server.url, 'alice', PASSWORD)
+    const form = await getPage(owner, '/profile/applications')
+    const created = await submit(owner, '/profile/applications', {
+      csrf_token: form.csrf,
+      name: 'Owned by alice',
+      redirect_uris: 'https://owned.example/cb',
+      confidential: '1',
+      scopes: ['read_user'],
+    })
+    const path = created.location as string
+    const id = Number(path.split('/').pop())
+    const root = await signedIn(server.url, 'root', PASSWORD)
+    const apps = await getPage(root, '/admin/applications')
+    expect(apps.html).toContain('<td>Owned by alice</td>')
+    expect(apps.html).not.toContain(`/admin/applications/${id}/trust`)
+    const refused = await submit(root, `/admin/applications/${id}/trust`, { csrf_token: apps.csrf })
+    expect(refused).toMatchObject({ status: 303, location: '/admin/applications' })
+    expect((await getPage(root, '/admin/applications')).html).toContain(
+      'Only instance-wide applications can be trusted',
+    )
+    const stored = () =>
+      server.db.selectFrom('applications').select('trusted').where('id', '=', id).executeTakeFirstOrThrow()
+    expect((await stored()).trusted).toBe(false)
+    // nor by writing the row directly
+    await expect(
+      server.db.updateTable('applications').set({ trusted: true }).where('id', '=', id).execute(),
+    ).rejects.toThrow(/applications_trusted_instance_wide/)
+
+    // the owner points it at an attacker; a signed-in user opening the link is still asked
+    const edit = await getPage(owner, `${path}/edit`)
+    const edited = await submit(owner, path, {
+      csrf_token: edit.csrf,
+      name: 'Owned by alice',
+      redirect_uris: 'https://attacker.example/steal',
+      confidential: '1',
+      scopes: ['api'],
+    })
+    expect(edited.status).toBe(303)
+    const uid = (
+      await server.db.selectFrom('applications').select('uid').where('id', '=', id).executeTakeFirstOrThrow()
+    ).uid
+    const victim = await signedIn(server.url, 'root', PASSWORD)
+    const res = await victim.request(
+      `/oauth/authorize?${new URLSearchParams({
+        response_type: 'token',
+        client_id: uid,
+        redirect_uri: 'https://attacker.example/steal',
+        scope: 'api',
+      })}`,
+    )
+    expect(res.headers.get('location')).toBeNull()
+    expect(res.status).toBe(200)
+    expect(await res.text()).toContain('Authorize Owned by alice?')
+  })
 })

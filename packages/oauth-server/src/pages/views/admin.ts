@@ -38,13 +38,17 @@ export function adminApplicationsPage(input: {
   return html`<h1>Applications</h1>
 ${adminNav}
 ${notice(input.notice)}
-<p>A trusted application skips the consent page: its users are not asked before it gets a token.</p>
+<p>A trusted application skips the consent page: its users are not asked before it gets a token. Only instance-wide applications (registered with <code>pnpm oauth app:create</code>) can be trusted; an application a user registered stays under their control.</p>
 <table><thead><tr><th scope="col">Name</th><th scope="col">Owner</th><th scope="col">Application ID</th><th scope="col">Confidential</th><th scope="col">Trusted</th><th scope="col"><span class="hint">Action</span></th></tr></thead><tbody>
 ${input.applications.map(
   (
     a,
   ) => html`<tr><td>${a.name}</td><td>${a.owner ?? 'instance'}</td><td><code>${a.uid}</code></td><td>${a.confidential ? 'Yes' : 'No'}</td><td>${a.trusted ? 'Yes' : 'No'}</td>
-<td><form method="post" action="/admin/applications/${a.id}/${a.trusted ? 'untrust' : 'trust'}">${csrfField(input.csrf)}<button type="submit" class="small secondary" aria-label="${a.trusted ? 'Do not trust' : 'Trust'} ${a.name}">${a.trusted ? 'Mark untrusted' : 'Mark trusted'}</button></form></td></tr>`,
+<td>${
+    a.owner_id === null || a.trusted
+      ? html`<form method="post" action="/admin/applications/${a.id}/${a.trusted ? 'untrust' : 'trust'}">${csrfField(input.csrf)}<button type="submit" class="small secondary" aria-label="${a.trusted ? 'Do not trust' : 'Trust'} ${a.name}">${a.trusted ? 'Mark untrusted' : 'Mark trusted'}</button></form>`
+      : html`<span class="hint">owned by a user</span>`
+  }</td></tr>`,
 )}
 </tbody></table>`
 }
