@@ -208,6 +208,38 @@ describe('RFC 6749 4.1.2 / RFC 9207: the response carries code, state and iss; d
     expect(wider.status).toBe(200)
   })
 
+  it('a public client is asked for consent every time (RFC 8252 8.6: its identity cannot be proven)', async () => {
+    const { application } = await createApplication(server.db, {
+      name: 'Native App',
+      redirectUris: ['http://127.0.0.1/cb'],
+      scopes: ['read_user'],
+      confidential: false,
+    })
+    const browser = await signedIn()
+    const request = (port: number) =>
+      authorize({
+        client_id: application.uid,
+        redirect_uri: `http://127.0.0.1:${port}/cb`,
+        response_type: 'code',
+        scope: 'read_user',
+        code_challenge: CHALLENGE,
+        code_challenge_method: 'S256',
+      })
+    const first = await browser.request(request(50123))
+    expect(first.status).toBe(200)
+    const approved = await browser.request('/oauth/authorize', {
+      form: { ...formFields(await first.text()), decision: 'approve' },
+    })
+    expect(errorOf(approved.headers.get('location')).get('code')).toMatch(/^cmpc_/)
+    // the same client id on any other loopback port could be any program on the machine: ask again
+    for (const port of [50123, 61000]) {
+      const again = await browser.request(request(port))
+      expect(again.headers.get('location')).toBeNull()
+      expect(again.status).toBe(200)
+      expect(await again.text()).toContain('Authorize Native App?')
+    }
+  })
+
   it('deny: error=access_denied with state (query), 303 after the POST', async () => {
     const browser = await signedIn()
     const page = await browser.request(

@@ -2,9 +2,12 @@
  * When an authorization request may be answered without asking the user. GitLab's rule: a
  * trusted application skips the consent page, and only an instance-wide application (registered
  * by an administrator, no owner) can be trusted: a user owning a trusted application could
- * otherwise point it anywhere and collect tokens without a question.
+ * otherwise point it anywhere and collect tokens without a question. An earlier approval counts
+ * again only for a confidential client, whose identity the token endpoint proves (GitLab: a
+ * matching token and a confidential application; RFC 8252 8.6).
  */
 import type { Application } from '../db/schema.ts'
+import { within } from './scopes.ts'
 
 type Client = Pick<Application, 'trusted' | 'owner_id'>
 
@@ -12,3 +15,14 @@ type Client = Pick<Application, 'trusted' | 'owner_id'>
 export const isInstanceWide = (client: Pick<Application, 'owner_id'>): boolean => client.owner_id === null
 
 export const isTrusted = (client: Client): boolean => client.trusted && isInstanceWide(client)
+
+/** Whether the request can be answered at once, given the scopes the user approved earlier. */
+export function consentAlreadyGiven(
+  client: Client & Pick<Application, 'confidential'>,
+  requested: readonly string[],
+  consented: readonly string[],
+): boolean {
+  if (isTrusted(client)) return true
+  // a public client's id is no proof: any program may use it, on any loopback port
+  return client.confidential && within(requested, consented)
+}

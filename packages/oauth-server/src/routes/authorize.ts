@@ -9,8 +9,7 @@ import {
 } from '../authorization/request.ts'
 import { approve, errorRedirect, targetOf } from '../authorization/response.ts'
 import type { ServerContext } from '../context.ts'
-import { isTrusted } from '../domain/consent.ts'
-import { within } from '../domain/scopes.ts'
+import { consentAlreadyGiven } from '../domain/consent.ts'
 import { AccessDenied } from '../errors.ts'
 import { sendErrorPage, sendPage } from '../pages/layout.ts'
 import { csrfToken, loadSession, type Session, validCsrf } from '../pages/session.ts'
@@ -78,7 +77,7 @@ export function authorizeRoutes(app: OAuthApp, context: ServerContext): void {
         tags: ['OAuth'],
         summary: 'Authorization endpoint (RFC 6749 3.1)',
         description:
-          'Signs the user in (password, then TOTP when 2FA is on), asks for consent (skipped for trusted applications or an earlier consent covering the scopes), then redirects to redirect_uri with code, state and iss in the query, or for response_type=token with access_token, token_type, expires_in, scope, state and iss in the fragment. An unknown client or unregistered redirect URI shows an error page and never redirects.',
+          'Signs the user in (password, then TOTP when 2FA is on), asks for consent (skipped for trusted instance-wide applications, and for a confidential client the user approved earlier for these scopes), then redirects to redirect_uri with code, state and iss in the query, or for response_type=token with access_token, token_type, expires_in, scope, state and iss in the fragment. An unknown client or unregistered redirect URI shows an error page and never redirects.',
         querystring: AuthorizeQuery,
         response: {
           200: HtmlPage('Consent page'),
@@ -105,7 +104,7 @@ export function authorizeRoutes(app: OAuthApp, context: ServerContext): void {
       const target = await db.transaction().execute(async (trx) => {
         await lockUserConsents(trx, user.id)
         const consented = await findConsentScopes(trx, user.id, authorization.client.id)
-        if (!isTrusted(authorization.client) && !within(authorization.scopes, consented)) return undefined
+        if (!consentAlreadyGiven(authorization.client, authorization.scopes, consented)) return undefined
         return approve(trx, authorization, user.id, settings.issuer, authTime)
       })
       if (target) return reply.redirect(target, 302)
