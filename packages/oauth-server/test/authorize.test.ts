@@ -71,6 +71,35 @@ describe('RFC 6749 4.1.2.1 / RFC 9700 4.1: invalid client or redirect URI shows 
   }
 })
 
+describe('RFC 9700 4.11.2: the server is no open redirector', () => {
+  it("errors of a user's own application are shown on a page, not redirected", async () => {
+    // anyone may register an application with a redirect URI of their choosing
+    const { application } = await createApplication(server.db, {
+      name: 'Self-registered',
+      redirectUris: ['https://phish.example/landing'],
+      scopes: ['read_user'],
+      ownerId: f.alice.id,
+    })
+    for (const browser of [new Browser(server.url), await signedIn()]) {
+      for (const params of [
+        { response_type: 'x' },
+        { response_type: 'code', scope: 'sudo' },
+        { response_type: 'code', code_challenge_method: 'plain' },
+      ]) {
+        const res = await browser.request(
+          authorize({ client_id: application.uid, redirect_uri: 'https://phish.example/landing', ...params }),
+        )
+        expect(res.headers.get('location')).toBeNull()
+        expect(res.status).toBe(400)
+        const page = await res.text()
+        expect(page).toContain('Self-registered')
+        // the user may still choose to go back, knowing where to
+        expect(page).toContain('phish.example')
+      }
+    }
+  })
+})
+
 describe('RFC 8252 7.3: loopback redirect URIs may use any port', () => {
   it('a registered http://127.0.0.1/loopback accepts http://127.0.0.1:49152/loopback', async () => {
     const browser = await signedIn()

@@ -1,7 +1,15 @@
 /** The sign-in, two-factor and consent pages. Every form carries the session's CSRF token. */
+import type { Application } from '../db/schema.ts'
 import { SCOPE_DESCRIPTIONS, type Scope } from '../domain/scopes.ts'
+import type { OAuthError } from '../errors.ts'
 import { html, type SafeHtml } from '../pages/html.ts'
 import type { AuthorizationRequest } from './request.ts'
+
+/** Where a redirect URI leads, as a user can judge it: its origin (or scheme for a native app). */
+export function destinationOf(uri: string): string {
+  const url = new URL(uri)
+  return url.host ? url.origin : `${url.protocol}${url.pathname}`
+}
 
 const csrfField = (token: string) => html`<input type="hidden" name="csrf_token" value="${token}">`
 
@@ -82,7 +90,7 @@ export function consentPage(options: { csrf: string; request: AuthorizationReque
 <ul class="scopes">
 ${request.scopes.map((s) => html`<li><strong>${s}</strong>: ${SCOPE_DESCRIPTIONS[s as Scope] ?? ''}</li>`)}
 </ul>
-<p>You will be sent to ${new URL(request.redirectUri).origin}.</p>
+<p>You will be sent to ${destinationOf(request.redirectUri)}.</p>
 <form method="post" action="/oauth/authorize">
 ${csrfField(options.csrf)}
 ${Object.entries(hidden).map(([k, v]) => (v === undefined ? '' : html`<input type="hidden" name="${k}" value="${v}">`))}
@@ -91,4 +99,17 @@ ${Object.entries(hidden).map(([k, v]) => (v === undefined ? '' : html`<input typ
 <button type="submit" name="decision" value="deny" class="secondary">Deny</button>
 </div>
 </form>`
+}
+
+/**
+ * An error of an application a user registered (RFC 9700 4.11.2): shown, not redirected, so a
+ * crafted request cannot bounce visitors to a site of the registrant's choosing. The user may
+ * still go back to the application, seeing where that leads.
+ */
+export function authorizationErrorPage(options: { client: Application; error: OAuthError; back: string }): SafeHtml {
+  return html`<h1>The authorization request is invalid</h1>
+<p>The application <strong>${options.client.name}</strong> sent a request this server cannot answer:</p>
+<p class="error">${options.error.message} (<code>${options.error.error}</code>)</p>
+<p>Nothing was shared with it. You can close this page, or
+<a href="${options.back}" rel="noreferrer">return to the application at ${destinationOf(options.back)}</a>.</p>`
 }

@@ -42,7 +42,7 @@ export interface RedirectTarget {
 export type Validation =
   | { kind: 'ok'; request: AuthorizationRequest }
   | { kind: 'page'; message: string }
-  | { kind: 'redirect'; error: OAuthError; target: RedirectTarget }
+  | { kind: 'redirect'; error: OAuthError; target: RedirectTarget; client: Application }
 
 /** The parameters the authorization endpoint reads; the consent form carries exactly these. */
 export const AUTHORIZATION_PARAMETERS = [
@@ -92,7 +92,7 @@ export async function validateAuthorizationRequest(
   const responseTypeRaw = source.get('response_type')
   const state = source.get('state')
   const target: RedirectTarget = { redirectUri: requested, fragment: responseTypeRaw === 'token', state }
-  const fail = (error: OAuthError): Validation => ({ kind: 'redirect', error, target })
+  const fail = (error: OAuthError): Validation => ({ kind: 'redirect', error, target, client })
 
   for (const name of AUTHORIZATION_PARAMETERS) {
     if (source.repeated(name)) return fail(new InvalidRequest(`The parameter ${name} is repeated.`))

@@ -1,15 +1,17 @@
 /** GET and POST /oauth/authorize: validate, sign in if needed, consent, redirect back. */
+import type { FastifyReply } from 'fastify'
 import Type from 'typebox'
-import { consentPage } from '../authorization/pages.ts'
+import { authorizationErrorPage, consentPage } from '../authorization/pages.ts'
 import {
   type AuthorizationRequest,
   fromSearchParams,
   type ParameterSource,
+  type Validation,
   validateAuthorizationRequest,
 } from '../authorization/request.ts'
 import { approve, errorRedirect, targetOf } from '../authorization/response.ts'
 import type { ServerContext } from '../context.ts'
-import { consentAlreadyGiven } from '../domain/consent.ts'
+import { consentAlreadyGiven, isInstanceWide } from '../domain/consent.ts'
 import { AccessDenied } from '../errors.ts'
 import { sendErrorPage, sendPage } from '../pages/layout.ts'
 import { csrfToken, loadSession, type Session, validCsrf } from '../pages/session.ts'
@@ -60,6 +62,27 @@ function authorizeUrl(request: AuthorizationRequest): string {
   return `/oauth/authorize?${params.toString()}`
 }
 
+/**
+ * An error once the client and redirect URI are known good (RFC 6749 4.1.2.1): back to the
+ * client when an administrator registered it; on a page for an application a user registered,
+ * which could otherwise use this server as an open redirector (RFC 9700 4.11.2).
+ */
+function answerError(
+  reply: FastifyReply,
+  validation: Extract<Validation, { kind: 'redirect' }>,
+  issuer: string,
+  status: 302 | 303,
+) {
+  const target = errorRedirect(validation.target, validation.error, issuer)
+  if (isInstanceWide(validation.client)) return reply.redirect(target, status)
+  return sendPage(
+    reply,
+    400,
+    INVALID_CLIENT_TITLE,
+    authorizationErrorPage({ client: validation.client, error: validation.error, back: target }),
+  )
+}
+
 async function signedInUser(context: ServerContext, session: Session | undefined) {
   if (!session?.row.user_id) return undefined
   const user = await findUserById(context.db, session.row.user_id)
@@ -77,12 +100,14 @@ export function authorizeRoutes(app: OAuthApp, context: ServerContext): void {
         tags: ['OAuth'],
         summary: 'Authorization endpoint (RFC 6749 3.1)',
         description:
-          'Signs the user in (password, then TOTP when 2FA is on), asks for consent (skipped for trusted instance-wide applications, and for a confidential client the user approved earlier for these scopes), then redirects to redirect_uri with code, state and iss in the query, or for response_type=token with access_token, token_type, expires_in, scope, state and iss in the fragment. An unknown client or unregistered redirect URI shows an error page and never redirects.',
+          'Signs the user in (password, then TOTP when 2FA is on), asks for consent (skipped for trusted instance-wide applications, and for a confidential client the user approved earlier for these scopes), then redirects to redirect_uri with code, state and iss in the query, or for response_type=token with access_token, token_type, expires_in, scope, state and iss in the fragment. An unknown client or unregistered redirect URI shows an error page and never redirects; so do the errors of an application a user registered (RFC 9700 4.11.2), while those of an instance-wide application go back to it.',
         querystring: AuthorizeQuery,
         response: {
           200: HtmlPage('Consent page'),
           302: Redirect('To the client (response or error), or to the sign-in page'),
-          400: HtmlPage('Invalid client_id or redirect_uri: no redirect'),
+          400: HtmlPage(
+            "Invalid client_id or redirect_uri, or an invalid request of a user's own application: no redirect",
+          ),
         },
       },
     },
@@ -90,9 +115,7 @@ export function authorizeRoutes(app: OAuthApp, context: ServerContext): void {
       const query = new URLSearchParams(request.url.slice(request.url.indexOf('?') + 1 || request.url.length))
       const validation = await validateAuthorizationRequest(db, settings, fromSearchParams(query))
       if (validation.kind === 'page') return sendErrorPage(reply, 400, INVALID_CLIENT_TITLE, validation.message)
-      if (validation.kind === 'redirect') {
-        return reply.redirect(errorRedirect(validation.target, validation.error, settings.issuer), 302)
-      }
+      if (validation.kind === 'redirect') return answerError(reply, validation, settings.issuer, 302)
       const authorization = validation.request
       const session = await loadSession(request, context)
       const user = await signedInUser(context, session)
@@ -133,7 +156,7 @@ export function authorizeRoutes(app: OAuthApp, context: ServerContext): void {
         ),
         response: {
           303: Redirect('To the client with the response or access_denied'),
-          400: HtmlPage('Invalid client_id or redirect_uri'),
+          400: HtmlPage("Invalid client_id or redirect_uri, or an invalid request of a user's own application"),
           403: HtmlPage('Missing or wrong CSRF token'),
         },
       },
@@ -151,9 +174,7 @@ export function authorizeRoutes(app: OAuthApp, context: ServerContext): void {
       }
       const validation = await validateAuthorizationRequest(db, settings, fromForm(body))
       if (validation.kind === 'page') return sendErrorPage(reply, 400, INVALID_CLIENT_TITLE, validation.message)
-      if (validation.kind === 'redirect') {
-        return reply.redirect(errorRedirect(validation.target, validation.error, settings.issuer), 303)
-      }
+      if (validation.kind === 'redirect') return answerError(reply, validation, settings.issuer, 303)
       const authorization = validation.request
       const user = await signedInUser(context, session)
       if (!user) {
