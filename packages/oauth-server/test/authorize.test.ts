@@ -100,6 +100,20 @@ describe('RFC 9700 4.11.2: the server is no open redirector', () => {
   })
 })
 
+describe('a loopback redirect URI with a port out of range', () => {
+  it('is refused on the error page, never a 500', async () => {
+    const browser = await signedIn()
+    for (const port of ['99999', '65536', '123456']) {
+      const res = await browser.request(
+        authorize({ client_id: f.web.uid, redirect_uri: `http://127.0.0.1:${port}/loopback`, response_type: 'code' }),
+      )
+      expect(res.status).toBe(400)
+      expect(res.headers.get('location')).toBeNull()
+      expect(await res.text()).toContain('The redirect_uri is not registered for this application.')
+    }
+  })
+})
+
 describe('RFC 8252 7.3: loopback redirect URIs may use any port', () => {
   it('a registered http://127.0.0.1/loopback accepts http://127.0.0.1:49152/loopback', async () => {
     const browser = await signedIn()

@@ -35,7 +35,8 @@ const LOOPBACK = /^http:\/\/(127\.0\.0\.1|\[::1\])(?::(\d{1,5}))?([/?].*)?$/
 export function matchRedirectUri(requested: string, registered: readonly string[]): string | undefined {
   if (registered.includes(requested)) return requested
   const asked = LOOPBACK.exec(requested)
-  if (!asked) return undefined
+  // a port beyond 65535 (or anything a URL parser refuses) can never be redirected to
+  if (!asked || Number(asked[2] ?? 0) > 65535 || !URL.canParse(requested)) return undefined
   // RFC 8252 7.3: loopback redirects may use any port; everything else compares as written
   for (const candidate of registered) {
     const known = LOOPBACK.exec(candidate)

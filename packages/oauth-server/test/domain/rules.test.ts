@@ -65,6 +65,12 @@ describe('RFC 9700 2.1 / RFC 8252 7.3: redirect URI rules', () => {
     expect(matchRedirectUri('http://127.0.0.1:5555/cb2', registered)).toBeUndefined()
     expect(matchRedirectUri('http://localhost:5555/cb', registered)).toBeUndefined()
   })
+  it('a loopback redirect with a port out of range, or one no URL parser reads, matches nothing', () => {
+    for (const port of ['99999', '65536', '00000080000', '-1', '1e3', '']) {
+      expect(matchRedirectUri(`http://127.0.0.1:${port}/cb`, registered), port).toBeUndefined()
+    }
+    expect(matchRedirectUri('http://127.0.0.1:65535/cb', registered)).toBe('http://127.0.0.1/cb')
+  })
   it('registration refuses script schemes, fragments and plain http off loopback', () => {
     expect(redirectUriProblem('javascript:alert(1)')).toBeDefined()
     expect(redirectUriProblem('data:text/html,x')).toBeDefined()
