@@ -20,6 +20,14 @@ export interface Throttle {
   close(): Promise<void>
 }
 
+/**
+ * The account key of the counters: the account itself when the login names one (so its
+ * username and its email, in any case, share one counter), else the login as typed.
+ */
+export function throttleAccount(user: { id: number } | undefined, login: string): string {
+  return user ? `id:${user.id}` : `login:${login.toLowerCase()}`
+}
+
 interface Counter {
   count: number
   resetAt: number

@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto'
 import { needsService } from '@campus/shared/testing'
 import { afterAll, describe, expect, it } from 'vitest'
+import { totp } from '../src/domain/totp.ts'
 import { memoryThrottle, redisThrottle, type Throttle } from '../src/throttle.ts'
+import { Browser, formFields, PASSWORD, postForm, seed, startServer, type TestServer } from './helpers.ts'
 
 const limits = { accountLimit: 2, ipLimit: 3, windowSeconds: 30 }
 const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'
@@ -39,5 +41,56 @@ describe('throttling of failed sign-ins per account and per IP', () => {
     const t = redisThrottle(redisUrl, limits, `test:${randomBytes(6).toString('hex')}:`)
     closers.push(t)
     await behaves(t)
+  })
+})
+
+describe('throttled sign-in over HTTP', () => {
+  const servers: TestServer[] = []
+  afterAll(async () => {
+    for (const s of servers) await s.close()
+  })
+  async function limitedServer(accountLimit: number) {
+    const server = await startServer({ throttle: { accountLimit, ipLimit: 1000, windowSeconds: 60 } })
+    servers.push(server)
+    return { server, fixtures: await seed(server.db, server.settings.secretKey) }
+  }
+  async function signIn(browser: Browser, username: string, password: string) {
+    const fields = formFields(await (await browser.request('/users/sign_in')).text())
+    return browser.request('/users/sign_in', { form: { ...fields, username, password } })
+  }
+
+  it('the second-factor limit holds when the right password is entered again', async () => {
+    const { server, fixtures } = await limitedServer(3)
+    const wrongCode = totp(fixtures.bob.otpSecret) === '000000' ? '111111' : '000000'
+    let wrongCodesAnswered = 0
+    let throttled: Response | undefined
+    for (let round = 0; round < 3 && !throttled; round++) {
+      const browser = new Browser(server.url)
+      const password = await signIn(browser, 'bob', PASSWORD)
+      if (password.status === 429) throttled = password
+      for (let i = 0; i < 2 && !throttled; i++) {
+        const fields = formFields(await (await browser.request('/users/two_factor?return_to=/profile')).text())
+        const answer = await browser.request('/users/two_factor', { form: { ...fields, otp_attempt: wrongCode } })
+        if (answer.status === 429) throttled = answer
+        else wrongCodesAnswered++
+      }
+    }
+    expect(throttled?.status).toBe(429)
+    expect(wrongCodesAnswered).toBe(3)
+  })
+
+  it('the account limit counts an account however it is named (username or email, any case)', async () => {
+    const { server } = await limitedServer(2)
+    const browser = new Browser(server.url)
+    expect((await signIn(browser, 'alice', 'wrong one')).headers.get('location')).toMatch(/error=invalid/)
+    expect((await signIn(browser, 'ALICE@example.org', 'wrong two')).headers.get('location')).toMatch(/error=invalid/)
+    expect((await signIn(browser, 'alice@example.org', PASSWORD)).status).toBe(429)
+    expect((await signIn(browser, 'Alice', PASSWORD)).status).toBe(429)
+    const grant = await postForm(server.url, '/oauth/token', {
+      grant_type: 'password',
+      username: 'alice',
+      password: PASSWORD,
+    })
+    expect(grant.status).toBe(429)
   })
 })

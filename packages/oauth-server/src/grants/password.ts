@@ -6,7 +6,8 @@
 import { resolveScopes, SCOPES } from '../domain/scopes.ts'
 import { InvalidGrant, InvalidScope, TemporarilyUnavailable } from '../errors.ts'
 import { verifyPassword } from '../passwords.ts'
-import { findUserByUsername, recordSignIn } from '../repositories/users.ts'
+import { findUserByLogin, recordSignIn } from '../repositories/users.ts'
+import { throttleAccount } from '../throttle.ts'
 import { issueTokens, newGrantId } from './issue.ts'
 import { type GrantHandler, requireParam } from './types.ts'
 
@@ -23,14 +24,16 @@ export const passwordGrant: GrantHandler = {
     // check the scope first: a malformed request costs no password verification
     const scope = resolveScopes(params.scope, client ? client.scopes : SCOPES)
     if (!scope.ok) throw new InvalidScope(scope.reason)
-    const wait = await throttle.blocked(username, ip)
+    // GitLab's find_by_login: a username or an email address
+    const user = await findUserByLogin(db, username)
+    const account = throttleAccount(user, username)
+    const wait = await throttle.blocked(account, ip)
     if (wait !== undefined) throw new TemporarilyUnavailable('Too many failed sign-in attempts. Retry later.', wait)
-    const user = await findUserByUsername(db, username)
     if (!(await verifyPassword(user?.password_hash, password)) || !user) {
-      await throttle.failed(username, ip)
+      await throttle.failed(account, ip)
       throw new InvalidGrant(BAD_CREDENTIALS)
     }
-    await throttle.succeeded(username)
+    await throttle.succeeded(account)
     if (user.locked) throw new InvalidGrant('The account is locked.')
     if (user.otp_secret) {
       throw new InvalidGrant(

@@ -11,6 +11,7 @@ import { csrfToken, endSession, ensureSession, loadSession, startSession, validC
 import { verifyPassword } from '../passwords.ts'
 import { useRecoveryCode } from '../repositories/recovery-codes.ts'
 import { claimOtpStep, findUserById, findUserByLogin, recordSignIn } from '../repositories/users.ts'
+import { throttleAccount } from '../throttle.ts'
 import { field, HtmlPage, Redirect, safeReturnTo } from './pages-schema.ts'
 import type { OAuthApp } from './types.ts'
 
@@ -97,7 +98,9 @@ export function signInRoutes(app: OAuthApp, context: ServerContext): void {
       const returnTo = safeReturnTo(field(request.body, 'return_to'))
       const username = field(request.body, 'username') ?? ''
       const password = field(request.body, 'password') ?? ''
-      const wait = await throttle.blocked(username, request.ip)
+      const user = username ? await findUserByLogin(db, username) : undefined
+      const account = throttleAccount(user, username)
+      const wait = await throttle.blocked(account, request.ip)
       if (wait !== undefined) {
         reply.header('retry-after', String(wait))
         return sendErrorPage(
@@ -107,17 +110,18 @@ export function signInRoutes(app: OAuthApp, context: ServerContext): void {
           `Too many failed sign-in attempts. Try again in ${wait} seconds.`,
         )
       }
-      const user = username ? await findUserByLogin(db, username) : undefined
       if (!(await verifyPassword(user?.password_hash, password)) || !user) {
-        await throttle.failed(username, request.ip)
+        await throttle.failed(account, request.ip)
         return reply.redirect(withReturn('/users/sign_in', returnTo, 'invalid'), 303)
       }
-      await throttle.succeeded(username)
       if (user.locked) return reply.redirect(withReturn('/users/sign_in', returnTo, 'locked'), 303)
       if (user.otp_secret) {
+        // the counter is cleared once the second factor passes too, not by the password alone:
+        // entering the right password again must not buy more guesses at the code
         await startSession(reply, context, session, { pendingUserId: user.id })
         return reply.redirect(withReturn('/users/two_factor', returnTo), 303)
       }
+      await throttle.succeeded(account)
       await startSession(reply, context, session, { userId: user.id })
       await recordSignIn(db, user.id)
       return reply.redirect(returnTo, 303)
@@ -177,17 +181,18 @@ export function signInRoutes(app: OAuthApp, context: ServerContext): void {
       const returnTo = safeReturnTo(field(request.body, 'return_to'))
       const user = session.row.pending_user_id ? await findUserById(db, session.row.pending_user_id) : undefined
       if (!user?.otp_secret) return reply.redirect(withReturn('/users/sign_in', returnTo), 303)
-      const wait = await throttle.blocked(user.username, request.ip)
+      const account = throttleAccount(user, user.username)
+      const wait = await throttle.blocked(account, request.ip)
       if (wait !== undefined) {
         reply.header('retry-after', String(wait))
         return sendErrorPage(reply, 429, 'Too many attempts', `Too many failed attempts. Try again in ${wait} seconds.`)
       }
       const attempt = (field(request.body, 'otp_attempt') ?? '').trim()
       if (!(await secondFactorAccepted(user, user.otp_secret, attempt))) {
-        await throttle.failed(user.username, request.ip)
+        await throttle.failed(account, request.ip)
         return reply.redirect(withReturn('/users/two_factor', returnTo, 'otp'), 303)
       }
-      await throttle.succeeded(user.username)
+      await throttle.succeeded(account)
       await startSession(reply, context, session, { userId: user.id })
       await recordSignIn(db, user.id)
       return reply.redirect(returnTo, 303)
