@@ -395,11 +395,22 @@ describe('RFC 6749 4.3 password grant', () => {
     }
   })
 
-  it('invalid_grant: the user has two-factor authentication', async () => {
-    const res = await token({ grant_type: 'password', username: 'bob', password: PASSWORD })
-    expect(res.status).toBe(400)
-    expect(res.body.error).toBe('invalid_grant')
-    expect(res.body.error_description).toMatch(/two-factor/)
+  it('a user with two-factor authentication is refused before the password check, with the generic error', async () => {
+    // GitLab refuses 2FA users before looking at the password: the answer must not confirm it
+    const unknown = await token({ grant_type: 'password', username: 'nobody', password: PASSWORD })
+    for (const password of [PASSWORD, 'a wrong password']) {
+      const res = await token({ grant_type: 'password', username: 'bob', password })
+      expect(res.status).toBe(400)
+      expect(res.body).toEqual(unknown.body)
+      expect(res.body.error).toBe('invalid_grant')
+    }
+  })
+
+  it("the username may be the user's email address (GitLab's find_by_login)", async () => {
+    const res = await token({ grant_type: 'password', username: 'Alice@Example.org', password: PASSWORD })
+    expect(res.status).toBe(200)
+    const user = await apiUser(res.body.access_token as string)
+    expect(((await user.json()) as { username: string }).username).toBe('alice')
   })
 
   it('invalid_request: username or password missing', async () => {

@@ -1,7 +1,8 @@
 /**
  * grant_type=password (RFC 6749 4.3). Legacy: the client sees the password. GitLab allows it
- * without client authentication; users with two-factor authentication are refused (they use
- * personal access tokens). Failures are throttled per account and per IP. No refresh token.
+ * without client authentication; users with two-factor authentication are refused with the
+ * generic error before their password is checked (they use personal access tokens). Failures
+ * are throttled per account and per IP. No refresh token.
  */
 import { resolveScopes, SCOPES } from '../domain/scopes.ts'
 import { InvalidGrant, InvalidScope, TemporarilyUnavailable } from '../errors.ts'
@@ -29,17 +30,19 @@ export const passwordGrant: GrantHandler = {
     const account = throttleAccount(user, username)
     const wait = await throttle.blocked(account, ip)
     if (wait !== undefined) throw new TemporarilyUnavailable('Too many failed sign-in attempts. Retry later.', wait)
+    if (user?.otp_secret) {
+      // GitLab refuses a user with two-factor authentication before looking at the password, so
+      // the answer confirms nothing; the verification against no hash keeps the time the same.
+      // Nothing was tried, so nothing is counted.
+      await verifyPassword(undefined, password)
+      throw new InvalidGrant(BAD_CREDENTIALS)
+    }
     if (!(await verifyPassword(user?.password_hash, password)) || !user) {
       await throttle.failed(account, ip)
       throw new InvalidGrant(BAD_CREDENTIALS)
     }
     await throttle.succeeded(account)
     if (user.locked) throw new InvalidGrant('The account is locked.')
-    if (user.otp_secret) {
-      throw new InvalidGrant(
-        'The password grant is disabled for users with two-factor authentication; use a personal access token.',
-      )
-    }
     await recordSignIn(db, user.id)
     return issueTokens(db, {
       applicationId: client?.id ?? null,
