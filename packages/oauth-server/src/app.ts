@@ -55,10 +55,12 @@ function isEmbedded(database: Database<unknown>): boolean {
 
 /** The authorization server as a Fastify instance, not listening. */
 export async function buildApp(options: OAuthAppOptions): Promise<FastifyInstance> {
-  const app = Fastify(
-    serverOptions('oauth-server', options.logLevel ?? 'silent', oauthErrors),
-  ).withTypeProvider<TypeBoxTypeProvider>()
   const settings = options.settings ?? defaultSettings()
+  const app = Fastify(
+    serverOptions('oauth-server', options.logLevel ?? 'silent', oauthErrors, {
+      trustedProxies: settings.trustedProxies,
+    }),
+  ).withTypeProvider<TypeBoxTypeProvider>()
   const throttle = options.throttle ?? createThrottle(settings.throttle, settings.redisUrl, settings.redisPrefix)
   const db = options.database.db as unknown as Kysely<OAuthDB>
   const tokenCache = new TtlCache<CachedToken>(settings.tokenCacheSeconds)

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { CommonConfig, DatabaseUrl, loadConfig, Port } from '@campus/shared'
+import { AddressList, CommonConfig, DatabaseUrl, loadConfig, Port, parseAddressList } from '@campus/shared'
 import Type, { type Static } from 'typebox'
 
 export const OAuthConfigSchema = Type.Object({
@@ -44,6 +44,9 @@ export const OAuthConfigSchema = Type.Object({
     pattern: '^[A-Za-z0-9:_.-]{0,64}$',
     description: 'Prefix of the Redis keys (several deployments may share one Redis)',
   }),
+  OAUTH_TRUSTED_PROXIES: AddressList(
+    'Reverse proxies whose X-Forwarded-For is believed (the client address of throttling and logs); unset = none',
+  ),
   OAUTH_THROTTLE_ACCOUNT_LIMIT: Type.Integer({ minimum: 1, default: 10, description: 'Failed sign-ins per account' }),
   OAUTH_THROTTLE_IP_LIMIT: Type.Integer({ minimum: 1, default: 50, description: 'Failed sign-ins per client IP' }),
   OAUTH_THROTTLE_WINDOW_SECONDS: Type.Integer({ minimum: 1, default: 900, description: 'Throttling window' }),
@@ -70,6 +73,8 @@ export interface OAuthSettings {
   /** visitors may create accounts at /users/sign_up */
   signupEnabled: boolean
   throttle: { accountLimit: number; ipLimit: number; windowSeconds: number }
+  /** Reverse proxies whose X-Forwarded-For names the client (addresses or CIDR ranges). */
+  trustedProxies: string[]
   redisUrl?: string | undefined
   redisPrefix?: string
   tokenCacheSeconds: number
@@ -91,6 +96,7 @@ export function settingsFromConfig(config: OAuthConfig): OAuthSettings {
       ipLimit: config.OAUTH_THROTTLE_IP_LIMIT,
       windowSeconds: config.OAUTH_THROTTLE_WINDOW_SECONDS,
     },
+    trustedProxies: parseAddressList(config.OAUTH_TRUSTED_PROXIES),
     redisUrl: config.REDIS_URL,
     redisPrefix: config.OAUTH_REDIS_PREFIX,
     tokenCacheSeconds: config.OAUTH_TOKEN_CACHE_SECONDS,
@@ -107,6 +113,7 @@ export function defaultSettings(overrides: Partial<OAuthSettings> = {}): OAuthSe
     pkcePlain: false,
     signupEnabled: false,
     throttle: { accountLimit: 10, ipLimit: 50, windowSeconds: 900 },
+    trustedProxies: [],
     tokenCacheSeconds: 2,
     secretKey: randomBytes(32),
     ...overrides,

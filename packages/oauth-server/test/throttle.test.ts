@@ -94,3 +94,50 @@ describe('throttled sign-in over HTTP', () => {
     expect(grant.status).toBe(429)
   })
 })
+
+describe('the per-IP limit behind a reverse proxy (OAUTH_TRUSTED_PROXIES)', () => {
+  const grant = (app: TestServer['app'], forwardedFor: string, password: string) =>
+    app.inject({
+      method: 'POST',
+      url: '/oauth/token',
+      // every request reaches the server from the proxy's address
+      remoteAddress: '10.1.2.3',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': forwardedFor },
+      payload: new URLSearchParams({ grant_type: 'password', username: 'alice', password }).toString(),
+    })
+
+  it('behind a trusted proxy each client is counted by its own address, which it cannot forge', async () => {
+    const server = await startServer(
+      { throttle: { accountLimit: 100, ipLimit: 3, windowSeconds: 60 }, trustedProxies: ['10.1.2.0/24'] },
+      { listen: false },
+    )
+    try {
+      await seed(server.db, server.settings.secretKey)
+      // an attacker behind the proxy, prepending addresses of its own choosing to the header
+      for (const forged of ['203.0.113.7', '192.0.2.1, 203.0.113.7', '192.0.2.2, 203.0.113.7']) {
+        expect((await grant(server.app, forged, 'wrong password')).statusCode).toBe(400)
+      }
+      expect((await grant(server.app, '192.0.2.3, 203.0.113.7', PASSWORD)).statusCode).toBe(429)
+      // everyone else behind the same proxy is served
+      expect((await grant(server.app, '198.51.100.9', PASSWORD)).statusCode).toBe(200)
+    } finally {
+      await server.close()
+    }
+  })
+
+  it('without a trusted proxy, X-Forwarded-For is ignored (a client cannot pick a fresh address)', async () => {
+    const server = await startServer(
+      { throttle: { accountLimit: 100, ipLimit: 3, windowSeconds: 60 } },
+      { listen: false },
+    )
+    try {
+      await seed(server.db, server.settings.secretKey)
+      for (const forged of ['203.0.113.7', '203.0.113.8', '203.0.113.9']) {
+        expect((await grant(server.app, forged, 'wrong password')).statusCode).toBe(400)
+      }
+      expect((await grant(server.app, '198.51.100.9', PASSWORD)).statusCode).toBe(429)
+    } finally {
+      await server.close()
+    }
+  })
+})

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net'
 import Type, { type Static, type TObject, type TSchema } from 'typebox'
 import Value from 'typebox/value'
 
@@ -21,8 +22,35 @@ export const Port = (fallback: number) => Type.Integer({ minimum: 0, maximum: 65
 export const DatabaseUrl = () =>
   Type.Optional(Type.String({ pattern: '^postgres(ql)?://', description: 'postgres:// URL; unset = embedded PGlite' }))
 
+/** `10.0.0.1`, `10.0.0.0/8`, `::1`, `fd00::/8`: an IP address, or a CIDR range with a prefix the family allows. */
+function isAddressOrRange(entry: string): boolean {
+  const [address = '', prefix, ...rest] = entry.split('/')
+  const family = isIP(address)
+  if (family === 0 || rest.length) return false
+  return prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128))
+}
+
+/** The entries of an address list, separated by commas and/or spaces. */
+export function parseAddressList(value: string | undefined): string[] {
+  return (value ?? '').split(/[\s,]+/).filter(Boolean)
+}
+
+const ADDRESS_LIST = 'a list of IP addresses or CIDR ranges separated by commas (e.g. 10.0.0.0/8, ::1)'
+
+/** A list of addresses or CIDR ranges, e.g. the reverse proxies whose X-Forwarded-For is believed. */
+export const AddressList = (description: string) =>
+  Type.Optional(
+    Type.Refine(
+      Type.String({ description: `${description}; ${ADDRESS_LIST}` }),
+      (value) => parseAddressList(value).every(isAddressOrRange),
+      () => ADDRESS_LIST,
+    ),
+  )
+
 function describe(schema: TSchema): string {
   const s = schema as Record<string, unknown>
+  const refinement = (s['~refine'] as Array<{ error: (value: unknown) => string }> | undefined)?.[0]
+  if (refinement) return refinement.error(undefined)
   if (Array.isArray(s.anyOf)) {
     const values = (s.anyOf as Array<Record<string, unknown>>).map((o) => o.const).filter((v) => v !== undefined)
     if (values.length) return `one of ${values.join(', ')}`

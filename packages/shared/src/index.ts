@@ -1,4 +1,13 @@
-export { CommonConfig, ConfigError, DatabaseUrl, loadConfig, Port, runMain } from './config.ts'
+export {
+  AddressList,
+  CommonConfig,
+  ConfigError,
+  DatabaseUrl,
+  loadConfig,
+  Port,
+  parseAddressList,
+  runMain,
+} from './config.ts'
 export * from './db/index.ts'
 export { type ErrorFormat, HttpError, type ValidationIssue } from './errors.ts'
 export { HealthCheck } from './server/health.ts'

@@ -2,7 +2,15 @@ import { spawnSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import Type from 'typebox'
 import { describe, expect, it } from 'vitest'
-import { CommonConfig, ConfigError, DatabaseUrl, loadConfig, Port } from '../src/config.ts'
+import {
+  AddressList,
+  CommonConfig,
+  ConfigError,
+  DatabaseUrl,
+  loadConfig,
+  Port,
+  parseAddressList,
+} from '../src/config.ts'
 
 const Schema = Type.Object({ ...CommonConfig, ENERGY_PORT: Port(8000), ENERGY_DATABASE_URL: DatabaseUrl() })
 
@@ -30,6 +38,20 @@ describe('configuration loader', () => {
     ],
   ])('rejects %o with one line naming the variable', (env, message) => {
     expect(() => loadConfig(Schema, env)).toThrow(new ConfigError(message))
+  })
+
+  it('reads a list of addresses and CIDR ranges, and refuses anything else by name', () => {
+    const Proxies = Type.Object({ PROXIES: AddressList('Proxies') })
+    const config = loadConfig(Proxies, { PROXIES: '10.0.0.0/8, 192.168.1.7 ::1,fd00::/8' })
+    expect(parseAddressList(config.PROXIES)).toEqual(['10.0.0.0/8', '192.168.1.7', '::1', 'fd00::/8'])
+    expect(parseAddressList(loadConfig(Proxies, {}).PROXIES)).toEqual([])
+    for (const bad of ['proxy.example', '10.0.0.0/33', '::1/129', '10.0.0.1/8/8', '300.1.1.1', '10.0.0.0/']) {
+      expect(() => loadConfig(Proxies, { PROXIES: bad }), bad).toThrow(
+        new ConfigError(
+          `Invalid configuration: PROXIES must be a list of IP addresses or CIDR ranges separated by commas (e.g. 10.0.0.0/8, ::1) (got ${JSON.stringify(bad)})`,
+        ),
+      )
+    }
   })
 
   it('a service given a broken port exits non-zero with one clear line', () => {

@@ -63,9 +63,24 @@ function clientErrorHandler(errors: ErrorFormat | undefined) {
   }
 }
 
+export interface ServerNetworkOptions {
+  /**
+   * Reverse proxies (addresses or CIDR ranges) whose X-Forwarded-For is believed: `request.ip`
+   * is then the client's address, the rightmost one no trusted proxy added. Default: none, so a
+   * client cannot choose its own address by sending the header.
+   */
+  trustedProxies?: readonly string[]
+}
+
 /** Options every service's Fastify instance is created with: logging, request ids, limits. */
-export function serverOptions(service: string, logLevel: string, errors?: ErrorFormat): FastifyServerOptions {
+export function serverOptions(
+  service: string,
+  logLevel: string,
+  errors?: ErrorFormat,
+  network: ServerNetworkOptions = {},
+): FastifyServerOptions {
   return {
+    trustProxy: network.trustedProxies?.length ? [...network.trustedProxies] : false,
     clientErrorHandler: clientErrorHandler(errors),
     // a URL the router cannot decode (FST_ERR_BAD_URL) answers in the service's error shape too
     ...(errors
