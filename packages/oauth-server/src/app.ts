@@ -135,7 +135,7 @@ export async function buildApp(options: OAuthAppOptions): Promise<FastifyInstanc
         title: 'OAuth 2.0 authorization server',
         version: '1.0.0',
         description:
-          'Authorization code (PKCE), implicit, password and refresh flows, and the /api/v4 surface. Bad, expired or revoked tokens at /oauth/token/info and /api/v4 get RFC 6750 401 invalid_token.',
+          'Authorization code (PKCE), implicit, password and refresh flows, and the /api/v4 surface. Bad, expired or revoked tokens get RFC 6750 401 invalid_token at /api/v4 and, as GitLab answers there, 400 invalid_request at /oauth/token/info.',
       },
       tags: [
         { name: 'OAuth', description: 'RFC 6749 endpoints and their extensions' },
@@ -145,6 +145,7 @@ export async function buildApp(options: OAuthAppOptions): Promise<FastifyInstanc
       securitySchemes: {
         bearer: { type: 'http', scheme: 'bearer', description: 'OAuth access token or personal access token' },
         accessTokenQuery: { type: 'apiKey', in: 'query', name: 'access_token' },
+        bearerTokenQuery: { type: 'apiKey', in: 'query', name: 'bearer_token' },
         privateToken: { type: 'apiKey', in: 'header', name: 'PRIVATE-TOKEN' },
       },
     },

@@ -109,6 +109,21 @@ export class InvalidToken extends OAuthError {
   }
 }
 
+/**
+ * GET /oauth/token/info with a missing or unusable token: GitLab's Oauth::TokenInfoController
+ * answers Doorkeeper's 400 invalid_request. The challenge carries the error only when a token
+ * was sent (RFC 6750 3.1: a request without credentials gets no error code).
+ */
+export class TokenInfoRefused extends OAuthError {
+  constructor(tokenSent: boolean) {
+    const description =
+      'The request is missing a required parameter, includes an unsupported parameter value, or is otherwise malformed.'
+    super(400, 'invalid_request', description, {
+      'www-authenticate': challenge(tokenSent ? { error: 'invalid_request', error_description: description } : {}),
+    })
+  }
+}
+
 /** RFC 6750 3.1: a valid token without the scope the route needs; `scope` names what would do. */
 export class InsufficientScope extends OAuthError {
   readonly scope: string

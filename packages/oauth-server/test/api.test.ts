@@ -1,7 +1,7 @@
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createPersonalAccessToken, createUser } from '../src/admin.ts'
-import { issueToken, seed, startServer, type TestServer } from './helpers.ts'
+import { basic, issueToken, seed, startServer, type TestServer } from './helpers.ts'
 
 let server: TestServer
 let f: Awaited<ReturnType<typeof seed>>
@@ -28,6 +28,13 @@ describe('RFC 6750 2: how the token is sent', () => {
   it('?access_token= query parameter', async () => {
     const res = await get(`/api/v4/user?access_token=${await tokenWith(['read_user'])}`)
     expect(res.statusCode).toBe(200)
+  })
+  it('?bearer_token= query parameter (accepted by GitLab), at the API and at token info', async () => {
+    const t = await tokenWith(['read_user'])
+    const res = await get(`/api/v4/user?bearer_token=${t}`)
+    expect(res.statusCode).toBe(200)
+    expect(res.json().username).toBe('alice')
+    expect((await get(`/oauth/token/info?bearer_token=${t}`)).statusCode).toBe(200)
   })
   it('personal access token in PRIVATE-TOKEN, or as a Bearer token', async () => {
     const { token } = await createPersonalAccessToken(server.db, { username: 'bob', name: 'ci', scopes: ['api'] })
@@ -180,7 +187,14 @@ describe('/api/v4 payloads', () => {
   })
 })
 
-describe('GET /oauth/token/info (GitLab shape; RFC 6750 401 for bad tokens)', () => {
+// Doorkeeper's invalid_request, as GitLab's Oauth::TokenInfoController answers a missing or bad token
+const INVALID_REQUEST = {
+  error: 'invalid_request',
+  error_description:
+    'The request is missing a required parameter, includes an unsupported parameter value, or is otherwise malformed.',
+}
+
+describe('GET /oauth/token/info (GitLab shape and errors)', () => {
   it('describes a token', async () => {
     const t = await tokenWith(['read_user', 'read_api'])
     const res = await get('/oauth/token/info', bearer(t))
@@ -196,12 +210,46 @@ describe('GET /oauth/token/info (GitLab shape; RFC 6750 401 for bad tokens)', ()
     expect(body.expires_in_seconds).toBe(body.expires_in)
     expect((await get(`/oauth/token/info?access_token=${t}`)).statusCode).toBe(200)
   })
-  it('401 invalid_token for a missing, unknown or revoked token', async () => {
-    for (const headers of [{}, bearer('cmpa_nothing')]) {
+  it("GitLab's 400 invalid_request for a missing, unknown, expired or revoked token", async () => {
+    const expired = await tokenWith(['openid'])
+    await sql`update access_tokens set expires_at = now() - interval '1 second' where scopes = array['openid']`.execute(
+      server.db,
+    )
+    const revoked = await tokenWith(['profile'])
+    await sql`update access_tokens set revoked_at = now() where scopes = array['profile']`.execute(server.db)
+    for (const headers of [{}, bearer('cmpa_nothing'), bearer(expired), bearer(revoked)]) {
       const res = await get('/oauth/token/info', headers)
-      expect(res.statusCode).toBe(401)
-      expect(res.json().error).toBe('invalid_token')
-      expect(res.headers['www-authenticate']).toContain('error="invalid_token"')
+      expect(res.statusCode).toBe(400)
+      expect(res.json()).toEqual(INVALID_REQUEST)
+      expect(res.headers['cache-control']).toContain('no-store')
+    }
+  })
+  it('a request with no token at all gets a challenge without an error code (RFC 6750 3.1)', async () => {
+    const res = await get('/oauth/token/info')
+    expect(res.headers['www-authenticate']).toMatch(/^Bearer realm="[^"]+"$/)
+    const bad = await get('/oauth/token/info', bearer('cmpa_nothing'))
+    expect(bad.headers['www-authenticate']).toMatch(
+      /^Bearer realm="[^"]+", error="invalid_request", error_description="/,
+    )
+  })
+  it("a locked user's access token is not described, and his refresh token introspects inactive", async () => {
+    const { user } = await createUser(server.db, { username: 'locked-out', password: 'long enough password' })
+    const pair = await issueToken(server, { applicationId: f.web.id, userId: user.id, scopes: ['api'], refresh: true })
+    await sql`update users set locked = true where id = ${user.id}`.execute(server.db)
+    const info = await get('/oauth/token/info', bearer(pair.access_token))
+    expect(info.statusCode).toBe(400)
+    expect(info.json()).toEqual(INVALID_REQUEST)
+    for (const token of [pair.access_token, pair.refresh_token as string]) {
+      const introspection = await server.app.inject({
+        method: 'POST',
+        url: '/oauth/introspect',
+        headers: {
+          authorization: basic(f.web.uid, f.web.secret),
+          'content-type': 'application/x-www-form-urlencoded',
+        },
+        payload: new URLSearchParams({ token }).toString(),
+      })
+      expect(introspection.json()).toEqual({ active: false })
     }
   })
 })

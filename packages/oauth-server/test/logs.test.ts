@@ -83,6 +83,9 @@ describe('logs of a running server', () => {
     secrets.push(access, tokens.body.refresh_token as string)
     expect((await fetch(`${base}/api/v4/user?access_token=${access}`)).status).toBe(200)
     expect((await fetch(`${base}/api/v4/user`, { headers: { authorization: `Bearer ${access}` } })).status).toBe(200)
+    // GitLab's third place for a token: the bearer_token parameter
+    expect((await fetch(`${base}/api/v4/user?bearer_token=${access}`)).status).toBe(200)
+    expect((await fetch(`${base}/oauth/token/info?bearer_token=${access}`)).status).toBe(200)
     const password = await postForm(base, '/oauth/token', {
       grant_type: 'password',
       username: 'alice',
@@ -95,6 +98,8 @@ describe('logs of a running server', () => {
     secrets.push('a wrong password')
     await new Promise((r) => setTimeout(r, 200))
     expect(output).toContain('/api/v4/user?access_token=[REDACTED]')
+    expect(output).toContain('/api/v4/user?bearer_token=[REDACTED]')
+    expect(output).toContain('/oauth/token/info?bearer_token=[REDACTED]')
     for (const secret of secrets) expect(output.includes(secret), `log holds ${secret.slice(0, 6)}...`).toBe(false)
   })
 })

@@ -1,8 +1,9 @@
 /**
- * Who calls /api/v4: an OAuth access token (`Authorization: Bearer`, `?access_token=`) or a
- * personal access token (`PRIVATE-TOKEN`, `?private_token=`, or Bearer). GitLab's answers:
- * nothing sent -> 401 {"message":"401 Unauthorized"}; bad token -> 401 invalid_token (RFC 6750);
- * a scope missing -> 403 insufficient_scope naming the scopes that would do.
+ * Who calls /api/v4: an OAuth access token (`?access_token=`, `Authorization: Bearer`,
+ * `?bearer_token=`) or a personal access token (`?private_token=`, `PRIVATE-TOKEN`, or any of
+ * the former). GitLab's answers: nothing sent -> 401 {"message":"401 Unauthorized"}; bad token ->
+ * 401 invalid_token (RFC 6750); a scope missing -> 403 insufficient_scope naming the scopes that
+ * would do.
  */
 import type { FastifyRequest } from 'fastify'
 import type { ServerContext } from '../context.ts'
@@ -59,19 +60,29 @@ function single(value: unknown): string | undefined {
   return typeof value === 'string' && value !== '' ? value : undefined
 }
 
-/** The credential of a request, in GitLab's order of precedence. */
+/**
+ * The OAuth token of a request where GitLab looks for it (Doorkeeper's access_token_methods in
+ * config/initializers/doorkeeper.rb): the `access_token` parameter, the `Authorization: Bearer`
+ * header, then the `bearer_token` parameter.
+ */
+export function oauthTokenOf(request: FastifyRequest): string | undefined {
+  const query = request.query as Record<string, unknown> | undefined
+  const authorization = request.headers.authorization
+  const header = authorization && /^bearer /i.test(authorization) ? single(authorization.slice(7).trim()) : undefined
+  return single(query?.access_token) ?? header ?? single(query?.bearer_token)
+}
+
+/**
+ * The credential of a request, in GitLab's order (lib/gitlab/auth/auth_finders.rb): an OAuth
+ * token where Doorkeeper finds one, else a personal access token from `private_token`,
+ * `PRIVATE-TOKEN` or those same places (told apart by their prefix).
+ */
 export function presentedToken(request: FastifyRequest): Presented | undefined {
   const query = request.query as Record<string, unknown> | undefined
-  const privateToken = single(request.headers['private-token']) ?? single(query?.private_token)
-  if (privateToken) return { token: privateToken, personal: true }
-  const authorization = request.headers.authorization
-  if (authorization && /^bearer /i.test(authorization)) {
-    const token = authorization.slice(7).trim()
-    return { token, personal: token.startsWith(PREFIX.personalAccessToken) }
-  }
-  const accessToken = single(query?.access_token)
-  if (accessToken) return { token: accessToken, personal: accessToken.startsWith(PREFIX.personalAccessToken) }
-  return undefined
+  const oauth = oauthTokenOf(request)
+  if (oauth && !oauth.startsWith(PREFIX.personalAccessToken)) return { token: oauth, personal: false }
+  const personal = single(query?.private_token) ?? single(request.headers['private-token']) ?? oauth
+  return personal ? { token: personal, personal: true } : undefined
 }
 
 export async function authenticate(request: FastifyRequest, context: ServerContext): Promise<Principal> {

@@ -133,12 +133,14 @@ export function revokeIntrospectRoutes(app: OAuthApp, context: ServerContext): v
       if (!refresh || refresh.revoked_at || refresh.rotated_at || refresh.application_id !== client.id) {
         return { active: false }
       }
+      // a locked account's refresh token cannot be used, so it is not active
       const user = await findUserById(db, refresh.user_id)
+      if (!user || user.locked) return { active: false }
       return {
         active: true,
         scope: formatScope(refresh.scopes),
         client_id: client.uid,
-        ...(user ? { username: user.username } : {}),
+        username: user.username,
         token_type: 'refresh_token',
         iat: Math.floor(refresh.created_at.getTime() / 1000),
         sub: String(refresh.user_id),

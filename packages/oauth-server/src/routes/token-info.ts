@@ -1,12 +1,13 @@
 /**
- * GET /oauth/token/info in GitLab's shape. A missing, unknown, expired or revoked token gets
- * RFC 6750's 401 invalid_token with a WWW-Authenticate challenge (GitLab answers 400
- * invalid_request here; we follow the RFC).
+ * GET /oauth/token/info in GitLab's shape. The token is read where GitLab reads it
+ * (`access_token`, `Authorization: Bearer`, `bearer_token`). A missing, unknown, expired or
+ * revoked token, or one of a locked account, gets GitLab's answer: Doorkeeper's 400
+ * invalid_request (app/controllers/oauth/token_info_controller.rb).
  */
 import Type from 'typebox'
 import type { ServerContext } from '../context.ts'
-import { InvalidToken } from '../errors.ts'
-import { lookupAccessToken, TOKEN_DESCRIPTIONS, TOKEN_INVALID } from '../plugins/api-auth.ts'
+import { TokenInfoRefused } from '../errors.ts'
+import { lookupAccessToken, oauthTokenOf } from '../plugins/api-auth.ts'
 import { OAuthErrorBody } from './schemas.ts'
 import { noStore } from './token.ts'
 import type { OAuthApp } from './types.ts'
@@ -29,22 +30,21 @@ export function tokenInfoRoutes(app: OAuthApp, context: ServerContext): void {
         tags: ['OAuth'],
         summary: 'Information about an access token',
         description:
-          'Token from `Authorization: Bearer` or `?access_token=`. Implicit-flow clients must check application.uid before trusting a token.',
-        security: [{ bearer: [] }, { accessTokenQuery: [] }],
-        querystring: Type.Object({ access_token: Type.Optional(Type.String()) }, { additionalProperties: true }),
-        response: { 200: TokenInfo, 401: OAuthErrorBody },
+          'Token from `?access_token=`, `Authorization: Bearer` or `?bearer_token=`. Implicit-flow clients must check application.uid before trusting a token. A missing or unusable token: 400 invalid_request, as GitLab.',
+        security: [{ bearer: [] }, { accessTokenQuery: [] }, { bearerTokenQuery: [] }],
+        querystring: Type.Object(
+          { access_token: Type.Optional(Type.String()), bearer_token: Type.Optional(Type.String()) },
+          { additionalProperties: true },
+        ),
+        response: { 200: TokenInfo, 400: OAuthErrorBody },
       },
     },
     async (request, reply) => {
       noStore(reply)
-      const authorization = request.headers.authorization
-      const token =
-        authorization && /^bearer /i.test(authorization)
-          ? authorization.slice(7).trim()
-          : (request.query as Record<string, unknown>).access_token
-      if (typeof token !== 'string' || token === '') throw new InvalidToken(TOKEN_INVALID)
+      const token = oauthTokenOf(request)
+      if (token === undefined) throw new TokenInfoRefused(false)
       const lookup = await lookupAccessToken(context, token)
-      if (lookup.status !== 'active') throw new InvalidToken(TOKEN_DESCRIPTIONS[lookup.status])
+      if (lookup.status !== 'active' || lookup.row.user.locked) throw new TokenInfoRefused(true)
       const { row, expiresIn } = lookup
       return {
         resource_owner_id: row.user.id,

@@ -6,6 +6,7 @@ import type { ErrorFormat } from '../errors.ts'
 
 /** Query parameters whose values are credentials and never reach a log line. */
 const SECRET_PARAMS = new Set([
+  'bearer_token',
   'access_token',
   'refresh_token',
   'token',
@@ -108,6 +109,7 @@ export function serverOptions(
                 '*.password',
                 '*.client_secret',
                 '*.access_token',
+                '*.bearer_token',
                 '*.refresh_token',
                 '*.code',
                 '*.token',

@@ -13,6 +13,7 @@ import { currentUser, personalAccessToken, publicUser } from './views.ts'
 const TokenQuery = Type.Object(
   {
     access_token: Type.Optional(Type.String({ description: 'OAuth access token (prefer the Authorization header)' })),
+    bearer_token: Type.Optional(Type.String({ description: 'OAuth access token, as GitLab also accepts it' })),
     private_token: Type.Optional(
       Type.String({ description: 'Personal access token (prefer the PRIVATE-TOKEN header)' }),
     ),

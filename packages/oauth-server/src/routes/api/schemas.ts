@@ -54,5 +54,6 @@ export const ApiErrorResponses = {
 export const ApiSecurity: Array<Record<string, string[]>> = [
   { bearer: [] },
   { accessTokenQuery: [] },
+  { bearerTokenQuery: [] },
   { privateToken: [] },
 ]
