@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildApp } from '../src/app.ts'
 import { defaultSettings } from '../src/config.ts'
-import { basic, issueCode, postForm, seed, startServer, type TestServer } from './helpers.ts'
+import { basic, issueCode, PASSWORD, postForm, seed, startServer, type TestServer } from './helpers.ts'
 
 let server: TestServer
 let f: Awaited<ReturnType<typeof seed>>
@@ -79,6 +79,21 @@ describe('RFC 7009 token revocation', () => {
     expect(res.status).toBe(403)
     expect(res.body.error).toBe('unauthorized_client')
     expect(await apiStatus(t.access_token)).toBe(200)
+  })
+  it('a token issued without a client is revoked by presenting it, with or without a client (as Doorkeeper)', async () => {
+    for (const headers of [{}, webAuth()]) {
+      const grant = await postForm(server.url, '/oauth/token', {
+        grant_type: 'password',
+        username: 'alice',
+        password: PASSWORD,
+        scope: 'read_user',
+      })
+      expect(await apiStatus(grant.body.access_token as string)).toBe(200)
+      const res = await postForm(server.url, '/oauth/revoke', { token: grant.body.access_token as string }, headers)
+      expect(res.status).toBe(200)
+      expect(res.body).toEqual({})
+      expect(await apiStatus(grant.body.access_token as string)).toBe(401)
+    }
   })
   it('2.2.1: invalid_client without client authentication; invalid_request without token', async () => {
     const t = await tokensFor()

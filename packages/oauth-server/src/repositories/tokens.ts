@@ -202,3 +202,40 @@ export async function findAccessTokenWithUser(db: Db, digest: Buffer): Promise<B
     user: user as User,
   }
 }
+
+export interface AnonymousToken {
+  id: number
+  scopes: string[]
+  created_at: Date
+  expires_at: Date
+}
+
+/**
+ * A user's live access tokens issued without a client (a password grant with no client
+ * authentication): nobody but the user and the token's holder can revoke them.
+ */
+export async function listAnonymousTokens(db: Db, userId: number): Promise<AnonymousToken[]> {
+  return db
+    .selectFrom('access_tokens')
+    .select(['id', 'scopes', 'created_at', 'expires_at'])
+    .where('user_id', '=', userId)
+    .where('application_id', 'is', null)
+    .where('revoked_at', 'is', null)
+    .where('expires_at', '>', sql<Date>`now()`)
+    .orderBy('created_at', 'desc')
+    .execute()
+}
+
+/** Revokes one of the user's own client-less tokens; false when there is no such live token. */
+export async function revokeAnonymousToken(db: Db, userId: number, tokenId: number): Promise<boolean> {
+  const row = await db
+    .updateTable('access_tokens')
+    .set({ revoked_at: sql<Date>`now()` })
+    .where('id', '=', tokenId)
+    .where('user_id', '=', userId)
+    .where('application_id', 'is', null)
+    .where('revoked_at', 'is', null)
+    .returning('id')
+    .executeTakeFirst()
+  return row !== undefined
+}

@@ -25,6 +25,7 @@ import {
   updateOwnedApplication,
 } from '../repositories/applications.ts'
 import { listConsents, revokeAuthorization } from '../repositories/consents.ts'
+import { listAnonymousTokens, revokeAnonymousToken } from '../repositories/tokens.ts'
 import { accountGet, accountPost, fieldList, IdParams, notFound, pathId } from './account-routes.ts'
 import { field, Redirect } from './pages-schema.ts'
 import type { OAuthApp } from './types.ts'
@@ -118,6 +119,7 @@ export function profileApplicationRoutes(app: OAuthApp, context: ServerContext):
         csrf: account.csrf,
         applications: await listApplicationsOwnedBy(db, account.user.id),
         authorized: await listConsents(db, account.user.id),
+        anonymous: await listAnonymousTokens(db, account.user.id),
         form: EMPTY_FORM,
         errors: [],
         invalid: new Set(),
@@ -140,6 +142,7 @@ export function profileApplicationRoutes(app: OAuthApp, context: ServerContext):
           csrf: account.csrf,
           applications: await listApplicationsOwnedBy(db, account.user.id),
           authorized: await listConsents(db, account.user.id),
+          anonymous: await listAnonymousTokens(db, account.user.id),
           form,
           ...checked,
         })
@@ -291,6 +294,21 @@ export function profileApplicationRoutes(app: OAuthApp, context: ServerContext):
       if (id === undefined) return notFound(reply)
       await context.commitChange((trx) => revokeAuthorization(trx, account.user.id, id))
       await setFlash(context, account.session, { notice: 'The authorization was revoked.' })
+      return reply.redirect('/profile/applications', 303)
+    },
+  )
+
+  accountPost(
+    app,
+    context,
+    '/profile/applications/authorized/tokens/:id/revoke',
+    { summary: 'Revoke a token of a password grant made without an application', params: IdParams },
+    async (request, reply, account) => {
+      const id = pathId(request)
+      const revoked =
+        id !== undefined && (await context.commitChange((trx) => revokeAnonymousToken(trx, account.user.id, id)))
+      if (!revoked) return notFound(reply)
+      await setFlash(context, account.session, { notice: 'The token was revoked.' })
       return reply.redirect('/profile/applications', 303)
     },
   )

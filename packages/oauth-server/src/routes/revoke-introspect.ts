@@ -58,7 +58,7 @@ export function revokeIntrospectRoutes(app: OAuthApp, context: ServerContext): v
         tags: ['OAuth'],
         summary: 'Token revocation (RFC 7009)',
         description:
-          'Client authentication as at the token endpoint. 200 {} also for unknown tokens. A refresh token revokes its whole grant; an access token only itself. A token of another client: 403 unauthorized_client.',
+          'Client authentication as at the token endpoint. 200 {} also for unknown tokens. A refresh token revokes its whole grant; an access token only itself. A token of another client: 403 unauthorized_client. A token issued without a client (password grant) is revoked by presenting it, with or without client authentication (as Doorkeeper).',
         consumes: ['application/x-www-form-urlencoded'],
         body: TokenBody,
         response: { 200: Type.Object({}), ...OAuthErrorResponses },
@@ -68,14 +68,19 @@ export function revokeIntrospectRoutes(app: OAuthApp, context: ServerContext): v
       noStore(reply)
       requireFormBody(request)
       const body = request.body as Body
-      const { client } = await clientOf(context, request.headers.authorization, body)
+      const credentials = readClientCredentials(request.headers.authorization, body)
+      const client = credentials ? await authenticateClient(context, credentials) : undefined
       const token = digest(requireToken(body))
       const refreshFirst = body.token_type_hint === 'refresh_token'
       const access = refreshFirst ? undefined : await findAccessToken(db, token)
       const refresh = access ? undefined : await findRefreshToken(db, token)
       const found = access ?? refresh ?? (refreshFirst ? await findAccessToken(db, token) : undefined)
+      // Doorkeeper's rule: a token issued without a client is its own proof; any other token
+      // needs the client it was issued to
+      const anonymous = found !== undefined && found.application_id === null
+      if (!client && !anonymous) throw new InvalidClient('Client authentication is required.')
       if (!found) return {}
-      if (found.application_id !== client.id) {
+      if (!anonymous && found.application_id !== client?.id) {
         throw new UnauthorizedClient('You are not authorized to revoke this token', 403)
       }
       await context.commitChange((trx) =>

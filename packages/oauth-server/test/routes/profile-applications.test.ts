@@ -4,6 +4,7 @@
  * at once (cached clients forgotten), delete with confirmation, authorized applications and revoke.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createUser } from '../../src/admin.ts'
 import { authorizeInBrowser, basic, PASSWORD, postForm, seed, startServer, type TestServer } from '../helpers.ts'
 import { bearer, getPage, signedIn, submit, textOf } from '../pages-helpers.ts'
 
@@ -245,5 +246,33 @@ describe('/profile/applications', () => {
     // consent is asked again
     const again = await browser.request(authorize)
     expect(await again.text()).toContain('Authorize Web App?')
+  })
+
+  it('tokens of a password grant made without a client are listed and can be revoked by their user', async () => {
+    const grant = await postForm(server.url, '/oauth/token', {
+      grant_type: 'password',
+      username: 'alice',
+      password: PASSWORD,
+      scope: 'read_user',
+    })
+    expect(grant.status).toBe(200)
+    const access = grant.body.access_token as string
+    expect((await bearer(server.url, access)).status).toBe(200)
+    const browser = await signedIn(server.url, 'alice', PASSWORD)
+    const page = await getPage(browser, '/profile/applications')
+    expect(page.html).toContain('Anonymous')
+    expect(page.html).toContain('Authorization was granted by entering your username and password')
+    const action = /action="(\/profile\/applications\/authorized\/tokens\/\d+\/revoke)"/.exec(page.html)?.[1]
+    expect(action).toBeDefined()
+    // another user cannot revoke it
+    await createUser(server.db, { username: 'carol', password: PASSWORD })
+    const carol = await signedIn(server.url, 'carol', PASSWORD)
+    const carolPage = await getPage(carol, '/profile/applications')
+    expect((await submit(carol, action as string, { csrf_token: carolPage.csrf })).status).toBe(404)
+    expect((await bearer(server.url, access)).status).toBe(200)
+    const res = await submit(browser, action as string, { csrf_token: page.csrf })
+    expect(res).toMatchObject({ status: 303, location: '/profile/applications' })
+    expect((await bearer(server.url, access)).status).toBe(401)
+    expect((await getPage(browser, '/profile/applications')).html).not.toContain(action)
   })
 })

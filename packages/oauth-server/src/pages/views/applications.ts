@@ -2,6 +2,7 @@
 import type { Application } from '../../db/schema.ts'
 import { SCOPE_DESCRIPTIONS, SCOPES } from '../../domain/scopes.ts'
 import type { AuthorizedApplication } from '../../repositories/consents.ts'
+import type { AnonymousToken } from '../../repositories/tokens.ts'
 import { csrfField, errorList, notice } from '../account.ts'
 import { html, type SafeHtml } from '../html.ts'
 
@@ -43,6 +44,8 @@ export function applicationsPage(input: {
   csrf: string
   applications: Application[]
   authorized: AuthorizedApplication[]
+  /** access tokens of password grants made without a client */
+  anonymous: AnonymousToken[]
   form: ApplicationForm
   errors: string[]
   invalid: Set<string>
@@ -70,13 +73,19 @@ ${applicationFormFields(input.form, input.errors, input.invalid)}
 </form>
 <h2 id="authorized">Authorized applications</h2>
 ${
-  input.authorized.length
+  input.authorized.length || input.anonymous.length
     ? html`<table><thead><tr><th scope="col">Name</th><th scope="col">Authorized</th><th scope="col">Scopes</th><th scope="col"><span class="hint">Action</span></th></tr></thead><tbody>
 ${input.authorized.map(
   (
     a,
   ) => html`<tr><td>${a.name}</td><td><time datetime="${a.created_at.toISOString()}">${date(a.created_at)}</time> UTC</td><td>${a.scopes.join(' ')}</td>
 <td><form method="post" action="/profile/applications/authorized/${a.application_id}/revoke">${csrfField(input.csrf)}<button type="submit" class="small danger" aria-label="Revoke ${a.name}">Revoke</button></form></td></tr>`,
+)}
+${input.anonymous.map(
+  (
+    t,
+  ) => html`<tr><td>Anonymous<span class="hint">Authorization was granted by entering your username and password in the application.</span></td><td><time datetime="${t.created_at.toISOString()}">${date(t.created_at)}</time> UTC</td><td>${t.scopes.join(' ')}</td>
+<td><form method="post" action="/profile/applications/authorized/tokens/${t.id}/revoke">${csrfField(input.csrf)}<button type="submit" class="small danger" aria-label="Revoke the anonymous token of ${date(t.created_at)}">Revoke</button></form></td></tr>`,
 )}
 </tbody></table>`
     : html`<p class="empty">You have not authorized any application.</p>`
