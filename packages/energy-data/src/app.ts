@@ -23,6 +23,7 @@ export type EnergySettings = Pick<
   | 'ENERGY_RATE_LIMIT_KEY'
   | 'ENERGY_RATE_LIMIT_PREFIX'
   | 'REDIS_URL'
+  | 'METRICS_TOKEN'
 >
 
 const DEFAULT_SETTINGS: EnergySettings = {
@@ -56,6 +57,7 @@ export async function buildApp(options: EnergyAppOptions): Promise<FastifyInstan
     errors: energyErrors,
     db: options.database.db as never,
     migrations: readMigrations(service('energy').migrationsDir),
+    metricsToken: settings.METRICS_TOKEN,
     openapi: {
       info: {
         title: 'data API',

@@ -6,7 +6,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyInstance } from 'fastify'
 import type { Kysely } from 'kysely'
 import { type CacheListener, listenForCacheChanges, notifyCacheChange } from './cache-invalidation.ts'
-import { defaultSettings, type OAuthSettings } from './config.ts'
+import { defaultSettings, isHttpsIssuer, type OAuthSettings } from './config.ts'
 import type { CachedToken, ServerContext } from './context.ts'
 import type { Application, OAuthDB } from './db/schema.ts'
 import { oauthErrors } from './errors.ts'
@@ -19,7 +19,7 @@ import { adminPageRoutes } from './routes/admin-pages.ts'
 import { apiRoutes } from './routes/api/index.ts'
 import { authorizeRoutes } from './routes/authorize.ts'
 import { metadataRoutes } from './routes/metadata.ts'
-import { openidRoutes } from './routes/openid.ts'
+import { openidRoutes, USERINFO_PATH } from './routes/openid.ts'
 import { profileApplicationRoutes } from './routes/profile-applications.ts'
 import { profileTokenRoutes } from './routes/profile-tokens.ts'
 import { profileTwoFactorRoutes } from './routes/profile-two-factor.ts'
@@ -32,6 +32,8 @@ import { createThrottle, type Throttle } from './throttle.ts'
 import { TtlCache } from './token-cache.ts'
 
 const SWEEP_INTERVAL_MS = 10 * 60_000
+/** Two years; no includeSubDomains: the issuer's host speaks for itself, not for its siblings. */
+const HSTS_MAX_AGE = 63_072_000
 /** How long a change waits to hear its own notification back before answering anyway. */
 const ECHO_TIMEOUT_MS = 1000
 
@@ -124,12 +126,21 @@ export async function buildApp(options: OAuthAppOptions): Promise<FastifyInstanc
   sweep.unref()
   app.addHook('onClose', async () => clearInterval(sweep))
 
+  app.addHook('onRequest', async (request, reply) => {
+    // RFC 6797: a browser that reached the https issuer once never falls back to plain http
+    if (isHttpsIssuer(settings)) reply.header('strict-transport-security', `max-age=${HSTS_MAX_AGE}`)
+    // personal data and tokens' effects: no shared or browser cache keeps an API answer, errors included
+    if (request.url.startsWith('/api/v4/') || request.url.startsWith(USERINFO_PATH)) {
+      reply.header('cache-control', 'no-store')
+    }
+  })
   documentFrameworkResponses(app)
   await registerPlatform(app, {
     service: 'oauth-server',
     errors: oauthErrors,
     db: options.database.db as never,
     migrations: readMigrations(service('oauth').migrationsDir),
+    metricsToken: settings.metricsToken,
     openapi: {
       info: {
         title: 'OAuth 2.0 authorization server',

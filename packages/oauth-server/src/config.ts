@@ -82,7 +82,12 @@ export interface OAuthSettings {
   cacheSync?: boolean
   /** 32-byte key sealing secrets the server must read back (TOTP seeds). */
   secretKey: Buffer
+  /** Bearer token /metrics requires; unset, only this machine may read them. */
+  metricsToken?: string | undefined
 }
+
+/** Served over https (behind a TLS-terminating proxy, as a real deployment is): Secure cookies, HSTS. */
+export const isHttpsIssuer = (settings: Pick<OAuthSettings, 'issuer'>): boolean => settings.issuer.startsWith('https:')
 
 export function settingsFromConfig(config: OAuthConfig): OAuthSettings {
   return {
@@ -102,6 +107,7 @@ export function settingsFromConfig(config: OAuthConfig): OAuthSettings {
     tokenCacheSeconds: config.OAUTH_TOKEN_CACHE_SECONDS,
     cacheSync: config.OAUTH_CACHE_SYNC,
     secretKey: loadSecretKey(config),
+    metricsToken: config.METRICS_TOKEN,
   }
 }
 

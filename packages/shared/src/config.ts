@@ -16,6 +16,12 @@ export const CommonConfig = {
   ),
   DATA_DIR: Type.String({ default: '.data', description: 'Where the embedded database keeps its files' }),
   MIGRATE_ON_START: Type.Optional(Type.Boolean({ description: 'Apply pending migrations before listening' })),
+  METRICS_TOKEN: Type.Optional(
+    Type.String({
+      minLength: 16,
+      description: 'Bearer token /metrics requires; unset = /metrics answers clients on this machine only',
+    }),
+  ),
 }
 
 export const Port = (fallback: number) => Type.Integer({ minimum: 0, maximum: 65535, default: fallback })

@@ -4,6 +4,7 @@
  * and never sit in the database. The id is replaced on every sign-in step (no fixation).
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
+import { isHttpsIssuer } from '../config.ts'
 import type { ServerContext } from '../context.ts'
 import { ANONYMOUS_SESSION_TTL, SESSION_TTL } from '../domain/lifetimes.ts'
 import { openSecret, sealSecret } from '../domain/secret-box.ts'
@@ -20,7 +21,7 @@ function cookieName(context: ServerContext): string {
   return isSecure(context) ? '__Host-campus_session' : 'campus_session'
 }
 
-const isSecure = (context: ServerContext) => context.settings.issuer.startsWith('https:')
+const isSecure = (context: ServerContext) => isHttpsIssuer(context.settings)
 
 export async function loadSession(request: FastifyRequest, context: ServerContext): Promise<Session | undefined> {
   const rawId = request.cookies[cookieName(context)]

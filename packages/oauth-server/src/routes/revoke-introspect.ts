@@ -146,7 +146,8 @@ export function revokeIntrospectRoutes(app: OAuthApp, context: ServerContext): v
         scope: formatScope(refresh.scopes),
         client_id: client.uid,
         username: user.username,
-        token_type: 'refresh_token',
+        // RFC 7662 2.2: token_type is an access token's type (RFC 6749 5.1); a refresh token has
+        // none, nor an expiry of its own (Doorkeeper leaves both out too)
         iat: Math.floor(refresh.created_at.getTime() / 1000),
         sub: String(refresh.user_id),
         iss,

@@ -1,8 +1,38 @@
-import type { FastifyInstance } from 'fastify'
+import { createHash, timingSafeEqual } from 'node:crypto'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { collectDefaultMetrics, Histogram, Registry } from 'prom-client'
+import type { ErrorFormat } from '../errors.ts'
+
+export interface MetricsAccess {
+  /**
+   * The bearer token a scraper must send (`METRICS_TOKEN`). Unset: only a client on this
+   * machine, reaching the service directly (no forwarding header), is answered; like GitLab's
+   * monitoring allow-list, whose default is loopback.
+   */
+  token?: string | undefined
+  errors: ErrorFormat
+}
+
+const LOOPBACK = /^(127\.|::1$|::ffff:127\.)/
+const FORWARDING_HEADERS = ['forwarded', 'x-forwarded-for', 'x-real-ip'] as const
+
+/** The machine itself, not a stranger relayed by a reverse proxy on it. */
+function fromThisMachine(request: FastifyRequest): boolean {
+  const peer = request.socket.remoteAddress ?? ''
+  return LOOPBACK.test(peer) && FORWARDING_HEADERS.every((h) => request.headers[h] === undefined)
+}
+
+const sha256 = (value: string) => createHash('sha256').update(value).digest()
+
+/** `Authorization: Bearer <token>`, compared in constant time. */
+function sendsToken(request: FastifyRequest, token: string): boolean {
+  const header = request.headers.authorization ?? ''
+  if (!/^bearer /i.test(header)) return false
+  return timingSafeEqual(sha256(header.slice(7).trim()), sha256(token))
+}
 
 /** Prometheus text at /metrics: process metrics plus request durations by route and status. */
-export function registerMetrics(app: FastifyInstance, service: string): Registry {
+export function registerMetrics(app: FastifyInstance, service: string, access: MetricsAccess): Registry {
   const registry = new Registry()
   registry.setDefaultLabels({ service })
   collectDefaultMetrics({ register: registry })
@@ -18,7 +48,17 @@ export function registerMetrics(app: FastifyInstance, service: string): Registry
     const route = request.routeOptions.url ?? 'unmatched'
     duration.observe({ method: request.method, route, status_code: String(reply.statusCode) }, reply.elapsedTime / 1000)
   })
-  app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
+  app.get('/metrics', { schema: { hide: true } }, async (request, reply) => {
+    const { token, errors } = access
+    if (token && !sendsToken(request, token)) {
+      const refused = errors.clientError(401, 'The metrics need the bearer token (METRICS_TOKEN).')
+      return reply
+        .code(401)
+        .headers(refused.headers)
+        .header('www-authenticate', 'Bearer realm="metrics"')
+        .send(refused.body())
+    }
+    if (!token && !fromThisMachine(request)) throw errors.notFound(request.method, request.url)
     reply.type(registry.contentType)
     return registry.metrics()
   })

@@ -14,6 +14,8 @@ export interface PlatformOptions {
   errors: ErrorFormat
   db: Kysely<unknown>
   migrations: MigrationFile[]
+  /** Bearer token /metrics requires (METRICS_TOKEN); unset, only this machine may read them. */
+  metricsToken?: string | undefined
   openapi: {
     info: { title: string; version: string; description?: string; license?: { name: string; url?: string } }
     tags?: Array<{ name: string; description?: string }>
@@ -95,6 +97,6 @@ export async function registerPlatform(app: FastifyInstance, options: PlatformOp
   await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true })
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
 
-  registerMetrics(app, options.service)
+  registerMetrics(app, options.service, { token: options.metricsToken, errors })
   registerHealth(app, { db: options.db, migrations: options.migrations, tags: options.openapi.healthTags })
 }
