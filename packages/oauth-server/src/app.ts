@@ -13,6 +13,7 @@ import { oauthErrors } from './errors.ts'
 import { OpenIdKeys } from './openid.ts'
 import { SCRIPT, SCRIPT_PATH, STYLESHEET, STYLESHEET_PATH } from './pages/layout.ts'
 import { documentFrameworkResponses } from './plugins/framework-responses.ts'
+import { refuseNulCharacters } from './plugins/text-parameters.ts'
 import { deleteExpiredAuthorizationCodes } from './repositories/codes.ts'
 import { deleteExpiredSessions } from './repositories/sessions.ts'
 import { adminPageRoutes } from './routes/admin-pages.ts'
@@ -135,6 +136,7 @@ export async function buildApp(options: OAuthAppOptions): Promise<FastifyInstanc
     }
   })
   documentFrameworkResponses(app)
+  refuseNulCharacters(app)
   await registerPlatform(app, {
     service: 'oauth-server',
     errors: oauthErrors,

@@ -51,6 +51,17 @@ describe('RFC 6749 5.2 error response', () => {
     expect(res.headers.get('cache-control')).toBe('no-store')
   })
 
+  it('invalid_request: a parameter holding the NUL character, which no stored text can (never a 500)', async () => {
+    const res = await token({ grant_type: 'password', username: 'ali\u0000ce', password: PASSWORD })
+    expect(res.status).toBe(400)
+    expect(res.body).toEqual({
+      error: 'invalid_request',
+      error_description: 'username: must not contain the NUL character',
+    })
+    const page = await fetch(`${server.url}/oauth/authorize?client_id=a%00b&redirect_uri=x&response_type=code`)
+    expect(page.status).toBe(400)
+  })
+
   it('invalid_request: a parameter repeated (3.2)', async () => {
     const res = await token({ grant_type: ['password', 'password'], username: 'alice', password: PASSWORD })
     expect(res.status).toBe(400)
