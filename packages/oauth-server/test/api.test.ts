@@ -97,11 +97,12 @@ describe('RFC 6750 3.1: GitLab 401 and 403 bodies with WWW-Authenticate', () => 
   })
 })
 
-describe('scopes (RFC 6750 3.1 insufficient_scope) on every route, both ways', () => {
+describe("scopes as GitLab's (RFC 6750 3.1 insufficient_scope) on every route, both ways", () => {
+  // GitLab: api everywhere; read_api for GET (lib/api/api.rb); read_user for GET of the users API (lib/api/users.rb)
   const matrix: Array<[string, string, Record<string, number>, string]> = [
-    ['GET', '/api/v4/user', { read_user: 200, read_api: 200, api: 200 }, 'api read_api read_user'],
-    ['GET', '/api/v4/users/ID', { read_user: 403, read_api: 200, api: 200 }, 'api read_api'],
-    ['GET', '/api/v4/personal_access_tokens', { read_user: 403, read_api: 403, api: 200 }, 'api'],
+    ['GET', '/api/v4/user', { read_user: 200, read_api: 200, api: 200, openid: 403 }, 'api read_api read_user'],
+    ['GET', '/api/v4/users/ID', { read_user: 200, read_api: 200, api: 200, openid: 403 }, 'api read_api read_user'],
+    ['GET', '/api/v4/personal_access_tokens', { read_user: 403, read_api: 200, api: 200 }, 'api read_api'],
     ['PUT', '/api/v4/user', { read_user: 403, read_api: 403, api: 200 }, 'api'],
   ]
   for (const [method, path, expected, needed] of matrix) {

@@ -194,7 +194,13 @@ describe('RFC 7636 4.4.1 / RFC 9700 2.1.1: PKCE at the authorization endpoint', 
   async function errorFor(params: Record<string, string | undefined>) {
     const browser = await signedIn()
     const res = await browser.request(
-      authorize({ redirect_uri: 'https://spa.example/cb', client_id: f.spa.uid, response_type: 'code', ...params }),
+      authorize({
+        redirect_uri: 'https://spa.example/cb',
+        client_id: f.spa.uid,
+        response_type: 'code',
+        scope: 'read_user',
+        ...params,
+      }),
     )
     expect(res.status).toBe(302)
     return errorOf(res.headers.get('location')).get('error')
@@ -210,6 +216,27 @@ describe('RFC 7636 4.4.1 / RFC 9700 2.1.1: PKCE at the authorization endpoint', 
   })
   it('invalid_request: a malformed challenge', async () => {
     expect(await errorFor({ code_challenge: 'short', code_challenge_method: 'S256' })).toBe('invalid_request')
+  })
+})
+
+describe("RFC 6749 3.3: a request without scope gets GitLab's default scope", () => {
+  it("api, when the application has it; invalid_scope when it has not (Doorkeeper's default_scopes)", async () => {
+    const { application } = await createApplication(server.db, {
+      name: 'Default scope',
+      redirectUris: [CB],
+      scopes: ['read_user', 'api', 'openid'],
+    })
+    const browser = await signedIn()
+    const wide = await browser.request(
+      authorize({ client_id: application.uid, redirect_uri: CB, response_type: 'code' }),
+    )
+    expect(wide.status).toBe(200)
+    expect(formFields(await wide.text()).scope).toBe('api')
+    const narrow = await browser.request(
+      authorize({ client_id: f.spa.uid, redirect_uri: 'https://spa.example/cb', response_type: 'token', state: 'n' }),
+    )
+    expect(narrow.status).toBe(302)
+    expect(errorOf(narrow.headers.get('location'), true).get('error')).toBe('invalid_scope')
   })
 })
 
@@ -475,7 +502,13 @@ describe('RFC 6749 3.1.2: a registered redirect URI with a query keeps it', () =
     })
     const browser = await signedIn()
     const res = await browser.request(
-      authorize({ client_id: application.uid, redirect_uri: withQuery, response_type: 'code', state: 'q' }),
+      authorize({
+        client_id: application.uid,
+        redirect_uri: withQuery,
+        response_type: 'code',
+        scope: 'read_user',
+        state: 'q',
+      }),
     )
     const location = new URL(res.headers.get('location') as string)
     expect(location.origin + location.pathname).toBe('https://client.example/cb')

@@ -1,6 +1,6 @@
 /**
  * Scopes that guard something real in this service (GitLab's names and meanings).
- * `api`: everything, read and write; `read_api`: every read route; `read_user`: the current user;
+ * `api`: everything, read and write; `read_api`: every read route; `read_user`: reading users;
  * `openid` (+ `profile`, `email`): an id_token and /oauth/userinfo (OpenID Connect).
  */
 export const SCOPES = ['api', 'read_api', 'read_user', 'openid', 'profile', 'email'] as const
@@ -9,10 +9,23 @@ export type Scope = (typeof SCOPES)[number]
 export const SCOPE_DESCRIPTIONS: Record<Scope, string> = {
   api: 'Full read and write access to the API, including your profile and tokens.',
   read_api: 'Read access to the API: your profile, other users, your tokens.',
-  read_user: 'Read-only access to your profile (username, name, email).',
+  read_user: 'Read-only access to your profile (username, name, email) and to the public profiles of other users.',
   openid: 'Sign you in to the application with your identity (your user id).',
   profile: 'Your name and username, in the sign-in token.',
   email: 'Your email address, in the sign-in token.',
+}
+
+/** GitLab's default scope (Gitlab::Auth::DEFAULT_SCOPES, Doorkeeper's default_scopes). */
+export const DEFAULT_SCOPES: readonly Scope[] = ['api']
+
+/**
+ * GitLab's scope rules of /api/v4: `api` opens every route, `read_api` every GET and HEAD
+ * (lib/api/api.rb), `read_user` the GETs and HEADs of the users API (lib/api/users.rb).
+ */
+export function scopesAllowing(request: { method: string; usersApi: boolean }): Scope[] {
+  const read = request.method === 'GET' || request.method === 'HEAD'
+  if (!read) return ['api']
+  return request.usersApi ? ['api', 'read_api', 'read_user'] : ['api', 'read_api']
 }
 
 export function isKnownScope(value: string): value is Scope {
@@ -40,8 +53,9 @@ const SCOPE_TOKEN = /^[\x21\x23-\x5B\x5D-\x7E]+$/
 export type ScopeCheck = { ok: true; scopes: string[] } | { ok: false; reason: string }
 
 /**
- * The scopes a request gets: what it asked for, all of it known and allowed for the client;
- * nothing asked means everything the client is registered for.
+ * The scopes a request gets: what it asked for, all of it known and allowed for the client.
+ * Nothing asked means GitLab's default scope, if the client has it (Doorkeeper: the default
+ * scopes common to the server and the application; none in common is invalid_scope).
  */
 export function resolveScopes(requested: string | undefined, allowed: readonly string[]): ScopeCheck {
   const asked = parseScope(requested)
@@ -50,5 +64,13 @@ export function resolveScopes(requested: string | undefined, allowed: readonly s
     if (!SCOPE_TOKEN.test(s) || !isKnownScope(s)) return { ok: false, reason: `The scope "${s}" is unknown.` }
     if (!allowed.includes(s)) return { ok: false, reason: `The scope "${s}" is not allowed for this application.` }
   }
-  return { ok: true, scopes: asked.length ? asked : [...allowed] }
+  if (asked.length) return { ok: true, scopes: asked }
+  const defaults = DEFAULT_SCOPES.filter((s) => allowed.includes(s))
+  if (defaults.length === 0) {
+    return {
+      ok: false,
+      reason: `No scope was requested and the application lacks the default scope (${formatScope(DEFAULT_SCOPES)}): name the scopes to request.`,
+    }
+  }
+  return { ok: true, scopes: defaults }
 }

@@ -47,8 +47,7 @@ export const passwordGrant: GrantHandler = {
     return issueTokens(db, {
       applicationId: client?.id ?? null,
       userId: user.id,
-      // GitLab's default scope when a client-less request names none
-      scopes: params.scope === undefined && !client ? ['api'] : scope.scopes,
+      scopes: scope.scopes,
       grantId: newGrantId(),
       refresh: false,
     })

@@ -82,8 +82,9 @@ describe('RFC 9700 2.1 / RFC 8252 7.3: redirect URI rules', () => {
 })
 
 describe('RFC 6749 3.3: scopes', () => {
-  it('defaults to the application scopes, refuses unknown or unregistered ones', () => {
-    expect(resolveScopes(undefined, ['api', 'read_user'])).toEqual({ ok: true, scopes: ['api', 'read_user'] })
+  it("defaults to GitLab's default scope (api) within the application's, refuses unknown or unregistered ones", () => {
+    expect(resolveScopes(undefined, ['api', 'read_user'])).toEqual({ ok: true, scopes: ['api'] })
+    expect(resolveScopes(undefined, ['read_user']).ok).toBe(false)
     expect(resolveScopes('read_user read_user', ['api', 'read_user'])).toEqual({ ok: true, scopes: ['read_user'] })
     expect(resolveScopes('sudo', ['api']).ok).toBe(false)
     expect(resolveScopes('read_api', ['api']).ok).toBe(false)

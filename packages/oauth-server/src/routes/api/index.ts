@@ -1,6 +1,7 @@
 /** The /api/v4 surface: scope enforcement is real on every route (GitLab's scope names). */
 import Type from 'typebox'
 import type { ServerContext } from '../../context.ts'
+import { scopesAllowing } from '../../domain/scopes.ts'
 import { ApiError } from '../../errors.ts'
 import { authenticate, requireScope } from '../../plugins/api-auth.ts'
 import { listPersonalAccessTokens } from '../../repositories/personal-access-tokens.ts'
@@ -34,9 +35,9 @@ const ProfileBody = Type.Object(
   { additionalProperties: false },
 )
 
-const READ_USER = ['api', 'read_api', 'read_user'] as const
-const READ_API = ['api', 'read_api'] as const
-const API = ['api'] as const
+// GitLab's rules, by method and API (domain/scopes.ts)
+const USERS_API = { usersApi: true }
+const OTHER_API = { usersApi: false }
 
 export function apiRoutes(app: OAuthApp, context: ServerContext): void {
   app.get(
@@ -52,7 +53,7 @@ export function apiRoutes(app: OAuthApp, context: ServerContext): void {
     },
     async (request) => {
       const principal = await authenticate(request, context)
-      requireScope(principal, READ_USER)
+      requireScope(principal, scopesAllowing({ method: request.method, ...USERS_API }))
       return currentUser(principal.user)
     },
   )
@@ -71,7 +72,7 @@ export function apiRoutes(app: OAuthApp, context: ServerContext): void {
     },
     async (request) => {
       const principal = await authenticate(request, context)
-      requireScope(principal, API)
+      requireScope(principal, scopesAllowing({ method: request.method, ...USERS_API }))
       const changes = Object.fromEntries(
         Object.entries(request.body).map(([k, v]) => [k, k === 'name' ? String(v).trim() : String(v)]),
       )
@@ -87,7 +88,7 @@ export function apiRoutes(app: OAuthApp, context: ServerContext): void {
     {
       schema: {
         tags: ['API'],
-        summary: 'A user by id (scope read_api or api)',
+        summary: 'A user by id (scope read_user, read_api or api)',
         security: ApiSecurity,
         params: Type.Object({ id: Type.Integer({ minimum: 1, maximum: 2 ** 53 - 1 }) }),
         querystring: TokenQuery,
@@ -96,7 +97,7 @@ export function apiRoutes(app: OAuthApp, context: ServerContext): void {
     },
     async (request) => {
       const principal = await authenticate(request, context)
-      requireScope(principal, READ_API)
+      requireScope(principal, scopesAllowing({ method: request.method, ...USERS_API }))
       const user = await findUserById(context.db, request.params.id)
       if (!user) throw new ApiError(404, '404 User Not Found')
       return publicUser(user)
@@ -108,7 +109,7 @@ export function apiRoutes(app: OAuthApp, context: ServerContext): void {
     {
       schema: {
         tags: ['API'],
-        summary: "The current user's personal access tokens (scope api)",
+        summary: "The current user's personal access tokens (scope read_api or api)",
         security: ApiSecurity,
         querystring: TokenQuery,
         response: { 200: Type.Array(PersonalAccessTokenView), ...ApiErrorResponses },
@@ -116,7 +117,7 @@ export function apiRoutes(app: OAuthApp, context: ServerContext): void {
     },
     async (request) => {
       const principal = await authenticate(request, context)
-      requireScope(principal, API)
+      requireScope(principal, scopesAllowing({ method: request.method, ...OTHER_API }))
       return (await listPersonalAccessTokens(context.db, principal.user.id)).map(personalAccessToken)
     },
   )
