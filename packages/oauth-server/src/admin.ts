@@ -1,6 +1,7 @@
 /** Administration shared by the command line and tests: accounts, applications, tokens. */
 import type { Kysely } from 'kysely'
 import type { Application, OAuthDB, User } from './db/schema.ts'
+import { GRANT_TYPES } from './domain/grant-types.ts'
 import { redirectUriProblem } from './domain/redirect-uri.ts'
 import { isKnownScope, parseScope, SCOPES } from './domain/scopes.ts'
 import { OTP_PURPOSE, sealSecret } from './domain/secret-box.ts'
@@ -14,8 +15,6 @@ import { findUserByUsername, insertUser } from './repositories/users.ts'
 export class AdminError extends Error {
   override name = 'AdminError'
 }
-
-export const GRANT_TYPES = ['authorization_code', 'implicit', 'password', 'refresh_token'] as const
 
 const USERNAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,254}$/
 

@@ -1,14 +1,21 @@
 /** `pnpm oauth <command>`: administration of the authorization server. Prints JSON on stdout. */
-import { randomBytes } from 'node:crypto'
+import { randomBytes, randomUUID } from 'node:crypto'
 import { type ParseArgsOptionsConfig, parseArgs } from 'node:util'
 import { openServiceDatabase, runMain } from '@campus/shared'
 import type { Kysely } from 'kysely'
 import { AdminError, createApplication, createPersonalAccessToken, createUser, parseScopes } from './admin.ts'
+import { notifyCacheChange } from './cache-invalidation.ts'
 import { loadOAuthConfig, type OAuthSettings, settingsFromConfig } from './config.ts'
-import type { OAuthDB } from './db/schema.ts'
+import type { Application, OAuthDB } from './db/schema.ts'
+import { GRANT_TYPES, ropcEnabled, withRopc } from './domain/grant-types.ts'
 import { s256 } from './domain/pkce.ts'
 import { otpauthUri } from './domain/totp.ts'
-import { countApplications } from './repositories/applications.ts'
+import {
+  countApplications,
+  findApplicationByUid,
+  setApplicationGrantTypes,
+  setApplicationTrusted,
+} from './repositories/applications.ts'
 import { countUsers } from './repositories/users.ts'
 
 type Command = (db: Kysely<OAuthDB>, args: string[], settings: OAuthSettings) => Promise<unknown>
@@ -17,7 +24,8 @@ type Flags = Record<string, string | boolean | string[] | boolean[] | undefined>
 
 function flags(args: string[], options: ParseArgsOptionsConfig): Flags {
   try {
-    return parseArgs({ args, options, strict: true, allowPositionals: false }).values as Flags
+    // --no-<flag> turns a boolean off
+    return parseArgs({ args, options, strict: true, allowPositionals: false, allowNegative: true }).values as Flags
   } catch (error) {
     throw new AdminError((error as Error).message)
   }
@@ -68,27 +76,46 @@ const commands: Record<string, Command> = {
       public: { type: 'boolean' },
       trusted: { type: 'boolean' },
       grants: { type: 'string' },
+      ropc: { type: 'boolean' },
     })
+    const grants = typeof v.grants === 'string' ? v.grants.split(/[ ,]+/).filter(Boolean) : undefined
     const { application, secret } = await createApplication(db, {
       name: required(v.name, 'name'),
       redirectUris: (v['redirect-uri'] as string[] | undefined) ?? [],
       scopes: parseScopes(required(v.scopes, 'scopes')),
       confidential: v.public !== true,
       trusted: v.trusted === true,
-      grantTypes: typeof v.grants === 'string' ? v.grants.split(/[ ,]+/).filter(Boolean) : undefined,
+      grantTypes: typeof v.ropc === 'boolean' ? withRopc(grants ?? GRANT_TYPES, v.ropc) : grants,
     })
     return {
-      id: application.id,
-      name: application.name,
-      client_id: application.uid,
+      ...applicationSummary(application),
       client_secret: secret,
-      redirect_uris: application.redirect_uris,
-      scopes: application.scopes,
-      confidential: application.confidential,
-      trusted: application.trusted,
-      grant_types: application.grant_types,
       note: secret ? 'The secret is shown only now; only its digest is stored.' : 'Public client: PKCE is required.',
     }
+  },
+
+  'app:update': async (db, args) => {
+    const v = flags(args, {
+      'client-id': { type: 'string' },
+      ropc: { type: 'boolean' },
+      trusted: { type: 'boolean' },
+    })
+    const uid = required(v['client-id'], 'client-id')
+    if (typeof v.ropc !== 'boolean' && typeof v.trusted !== 'boolean') {
+      throw new AdminError('nothing to change: give --ropc / --no-ropc and/or --trusted / --no-trusted')
+    }
+    // one transaction that also tells every running instance to forget its cached clients
+    const application = await db.transaction().execute(async (trx) => {
+      const found = await findApplicationByUid(trx, uid)
+      if (!found) throw new AdminError(`no application with client id ${uid}`)
+      if (typeof v.trusted === 'boolean' && (await setApplicationTrusted(trx, found.id, v.trusted)) === 'owned') {
+        throw new AdminError('only instance-wide applications can be trusted: a user owns this one')
+      }
+      if (typeof v.ropc === 'boolean') await setApplicationGrantTypes(trx, uid, withRopc(found.grant_types, v.ropc))
+      await notifyCacheChange(trx, randomUUID())
+      return (await findApplicationByUid(trx, uid)) as Application
+    })
+    return applicationSummary(application)
   },
 
   'pat:create': async (db, args) => {
@@ -153,6 +180,20 @@ const commands: Record<string, Command> = {
       pages: `${issuer}/profile/applications (register applications, see and revoke authorizations), /profile/personal_access_tokens, /profile/two_factor_auth`,
     }
   },
+}
+
+function applicationSummary(application: Application) {
+  return {
+    id: application.id,
+    name: application.name,
+    client_id: application.uid,
+    redirect_uris: application.redirect_uris,
+    scopes: application.scopes,
+    confidential: application.confidential,
+    trusted: application.trusted,
+    grant_types: application.grant_types,
+    ropc_enabled: ropcEnabled(application),
+  }
 }
 
 runMain(async () => {

@@ -43,6 +43,21 @@ export interface ApplicationChanges {
   scopes: string[]
   confidential: boolean
   secret_digest: Buffer | null
+  grant_types: string[]
+}
+
+/** Sets an application's grant list (an administrator's change); undefined when there is no such application. */
+export async function setApplicationGrantTypes(
+  db: Db,
+  uid: string,
+  grantTypes: string[],
+): Promise<Application | undefined> {
+  return db
+    .updateTable('applications')
+    .set({ grant_types: grantTypes, updated_at: sql<Date>`now()` })
+    .where('uid', '=', uid)
+    .returningAll()
+    .executeTakeFirst()
 }
 
 /** Changes an application of `ownerId`; undefined when it is not theirs. */

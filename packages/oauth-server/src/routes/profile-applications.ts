@@ -1,9 +1,9 @@
 /** /profile/applications: register, show, edit, renew, delete; authorized applications and revoke. */
 import type { FastifyRequest } from 'fastify'
 import Type from 'typebox'
-import { GRANT_TYPES } from '../admin.ts'
 import type { ServerContext } from '../context.ts'
 import type { Application } from '../db/schema.ts'
+import { GRANT_TYPES, ropcEnabled, withRopc } from '../domain/grant-types.ts'
 import { redirectUriProblem } from '../domain/redirect-uri.ts'
 import { isKnownScope } from '../domain/scopes.ts'
 import { digest, generateClientId, generateSecret } from '../domain/secrets.ts'
@@ -35,14 +35,28 @@ const FormBody = {
   redirect_uris: Type.Optional(Type.String({ description: 'Redirect URIs, one per line' })),
   confidential: Type.Optional(Type.String({ description: 'Present (any value) for a confidential client' })),
   scopes: Type.Optional(Type.Array(Type.String(), { description: 'Scopes (checkboxes)' })),
+  password_grant: Type.Optional(
+    Type.Array(Type.String(), {
+      description:
+        'Password grant (ROPC) allowed: "0" (hidden field), then "1" when the box is checked; the last value counts, none keeps the current setting (new applications: allowed)',
+    }),
+  ),
 }
 
-function readForm(request: FastifyRequest): ApplicationForm {
+/** The password-grant box: a hidden "0" precedes the checkbox's "1"; not sent at all, undefined. */
+function readRopc(body: unknown): boolean | undefined {
+  const values = fieldList(body, 'password_grant')
+  return values.length ? values[values.length - 1] === '1' : undefined
+}
+
+function readForm(request: FastifyRequest, current?: Application): ApplicationForm {
   return {
     name: field(request.body, 'name') ?? '',
     redirectUris: field(request.body, 'redirect_uris') ?? '',
     confidential: field(request.body, 'confidential') !== undefined,
     scopes: fieldList(request.body, 'scopes'),
+    // GitLab's default for a new application: allowed
+    passwordGrant: readRopc(request.body) ?? (current ? ropcEnabled(current) : true),
   }
 }
 
@@ -91,6 +105,7 @@ const formOf = (a: Application): ApplicationForm => ({
   redirectUris: a.redirect_uris.join('\n'),
   confidential: a.confidential,
   scopes: a.scopes,
+  passwordGrant: ropcEnabled(a),
 })
 
 export function profileApplicationRoutes(app: OAuthApp, context: ServerContext): void {
@@ -156,7 +171,7 @@ export function profileApplicationRoutes(app: OAuthApp, context: ServerContext):
         redirect_uris: checked.uris,
         scopes: form.scopes,
         confidential: form.confidential,
-        grant_types: [...GRANT_TYPES],
+        grant_types: withRopc(GRANT_TYPES, form.passwordGrant),
         owner_id: account.user.id,
       })
       await setFlash(context, account.session, {
@@ -208,7 +223,7 @@ export function profileApplicationRoutes(app: OAuthApp, context: ServerContext):
     async (request, reply, account) => {
       const application = await owned(request, account.user.id)
       if (!application) return notFound(reply)
-      const form = readForm(request)
+      const form = readForm(request, application)
       const checked = check(form)
       if (checked.errors.length) {
         const page = editApplicationPage({ csrf: account.csrf, application, form, ...checked })
@@ -223,6 +238,7 @@ export function profileApplicationRoutes(app: OAuthApp, context: ServerContext):
           scopes: form.scopes,
           confidential: form.confidential,
           secret_digest: form.confidential ? (secret ? digest(secret) : application.secret_digest) : null,
+          grant_types: withRopc(application.grant_types, form.passwordGrant),
         }),
       )
       await setFlash(context, account.session, {

@@ -185,6 +185,44 @@ describe('/profile/applications', () => {
     expect((await passwordGrant(uid, secret)).status).toBe(401)
   })
 
+  it("the owner allows or refuses the password grant (GitLab's ropc_enabled) on the form", async () => {
+    const browser = await signedIn(server.url, 'alice', PASSWORD)
+    const page = await getPage(browser, '/profile/applications')
+    // allowed by default (as GitLab): the box is checked on a new form
+    expect(page.html).toMatch(/<input type="checkbox" name="password_grant" value="1" checked>/)
+    // an unchecked box sends only the hidden "0"
+    const created = await submit(browser, '/profile/applications', {
+      csrf_token: page.csrf,
+      name: 'No ROPC',
+      redirect_uris: 'https://app.example/cb',
+      confidential: '1',
+      scopes: ['read_user'],
+      password_grant: '0',
+    })
+    const shown = await getPage(browser, created.location as string)
+    expect(shown.html).toContain('<dt>Password grant (ROPC)</dt><dd>Not allowed</dd>')
+    const uid = textOf(shown.html, 'uid') as string
+    const secret = textOf(shown.html, 'secret') as string
+    const refused = await passwordGrant(uid, secret)
+    expect(refused.status).toBe(400)
+    expect(refused.body.error).toBe('unauthorized_client')
+    const form = await getPage(browser, `${created.location}/edit`)
+    expect(form.html).toMatch(/<input type="checkbox" name="password_grant" value="1">/)
+    const edited = await submit(browser, created.location as string, {
+      csrf_token: form.csrf,
+      name: 'No ROPC',
+      redirect_uris: 'https://app.example/cb',
+      confidential: '1',
+      scopes: ['read_user'],
+      password_grant: ['0', '1'],
+    })
+    expect(edited.status).toBe(303)
+    expect((await getPage(browser, created.location as string)).html).toContain(
+      '<dt>Password grant (ROPC)</dt><dd>Allowed</dd>',
+    )
+    expect((await passwordGrant(uid, secret)).status).toBe(200)
+  })
+
   it('deletes only after a confirmation page, and never another user’s application', async () => {
     const browser = await signedIn(server.url, 'alice', PASSWORD)
     const { path, shown } = await createApp(browser, 'Doomed')

@@ -1,5 +1,6 @@
 /** /profile/applications: the user's applications and the applications they authorized. */
 import type { Application } from '../../db/schema.ts'
+import { ropcEnabled } from '../../domain/grant-types.ts'
 import { SCOPE_DESCRIPTIONS, SCOPES } from '../../domain/scopes.ts'
 import type { AuthorizedApplication } from '../../repositories/consents.ts'
 import type { AnonymousToken } from '../../repositories/tokens.ts'
@@ -11,9 +12,17 @@ export interface ApplicationForm {
   redirectUris: string
   confidential: boolean
   scopes: string[]
+  /** GitLab's ropc_enabled */
+  passwordGrant: boolean
 }
 
-export const EMPTY_FORM: ApplicationForm = { name: '', redirectUris: '', confidential: true, scopes: [] }
+export const EMPTY_FORM: ApplicationForm = {
+  name: '',
+  redirectUris: '',
+  confidential: true,
+  scopes: [],
+  passwordGrant: true,
+}
 
 const date = (value: Date) => value.toISOString().slice(0, 16).replace('T', ' ')
 
@@ -37,6 +46,9 @@ export function applicationFormFields(form: ApplicationForm, errors: string[], i
 <span class="hint" id="redirect_uris_hint">One per line. https, or http only on loopback (127.0.0.1, [::1], localhost).</span>
 <label class="check"><input type="checkbox" name="confidential" value="1"${form.confidential ? html` checked` : ''}>
 <span>Confidential<span class="hint">The application can keep a secret (a server). Leave unchecked for mobile and single-page apps, which must use PKCE.</span></span></label>
+<input type="hidden" name="password_grant" value="0">
+<label class="check"><input type="checkbox" name="password_grant" value="1"${form.passwordGrant ? html` checked` : ''}>
+<span>Password grant (ROPC)<span class="hint">Let the application exchange a user's username and password for a token. Legacy: the application sees the password; leave unchecked unless it is your own trusted client.</span></span></label>
 ${scopeCheckboxes(form.scopes)}`
 }
 
@@ -112,7 +124,7 @@ ${
 <dt>Secret</dt><dd>${a.confidential ? (input.secret ? 'shown above, this once' : 'hidden (renew it to get a new one)') : 'none: public client (PKCE)'}</dd>
 <dt>Callback URLs</dt><dd>${a.redirect_uris.map((u) => html`<code>${u}</code><br>`)}</dd>
 <dt>Confidential</dt><dd>${a.confidential ? 'Yes' : 'No'}</dd>
-<dt>Trusted</dt><dd>${a.trusted ? 'Yes (no consent page)' : 'No'}</dd>
+<dt>Password grant (ROPC)</dt><dd>${ropcEnabled(a) ? 'Allowed' : 'Not allowed'}</dd>
 <dt>Scopes</dt><dd>${a.scopes.map((s) => html`<code>${s}</code> `)}</dd>
 </dl>
 <div class="actions">

@@ -1,0 +1,97 @@
+/** `pnpm oauth ...`: the real command line on a real database, JSON on stdout. */
+import { spawnSync } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { PASSWORD, postForm, seed, startServer, type TestServer } from './helpers.ts'
+
+const CLI = fileURLToPath(new URL('../src/cli.ts', import.meta.url))
+
+let server: TestServer
+
+beforeAll(async () => {
+  server = await startServer()
+  await seed(server.db, server.settings.secretKey)
+})
+afterAll(async () => {
+  await server?.close()
+})
+
+function oauth(...args: string[]): { status: number | null; json: Record<string, unknown>; stderr: string } {
+  const result = spawnSync(
+    process.execPath,
+    ['--experimental-strip-types', '--disable-warning=ExperimentalWarning', CLI, ...args],
+    {
+      env: { ...process.env, OAUTH_DATABASE_URL: server.database.url, LOG_LEVEL: 'silent' },
+      encoding: 'utf8',
+      timeout: 30_000,
+    },
+  )
+  return { status: result.status, json: result.stdout ? JSON.parse(result.stdout) : {}, stderr: result.stderr }
+}
+
+const passwordGrant = (clientId: string, secret: string) =>
+  postForm(server.url, '/oauth/token', {
+    grant_type: 'password',
+    username: 'alice',
+    password: PASSWORD,
+    scope: 'read_user',
+    client_id: clientId,
+    client_secret: secret,
+  })
+
+describe('pnpm oauth app:create / app:update', () => {
+  it("switches an application's password grant (GitLab's ropc_enabled) off and on", async () => {
+    const created = oauth(
+      'app:create',
+      '--name',
+      'CLI app',
+      '--redirect-uri',
+      'https://cli.example/cb',
+      '--scopes',
+      'read_user',
+      '--no-ropc',
+    )
+    expect(created.status).toBe(0)
+    expect(created.json).toMatchObject({
+      ropc_enabled: false,
+      grant_types: ['authorization_code', 'implicit', 'refresh_token'],
+    })
+    const clientId = created.json.client_id as string
+    const secret = created.json.client_secret as string
+    expect((await passwordGrant(clientId, secret)).body.error).toBe('unauthorized_client')
+
+    const enabled = oauth('app:update', '--client-id', clientId, '--ropc')
+    expect(enabled.status).toBe(0)
+    expect(enabled.json).toMatchObject({ client_id: clientId, ropc_enabled: true })
+    expect((await passwordGrant(clientId, secret)).status).toBe(200)
+
+    const disabled = oauth('app:update', '--client-id', clientId, '--no-ropc')
+    expect(disabled.json).toMatchObject({ ropc_enabled: false })
+    expect((await passwordGrant(clientId, secret)).body.error).toBe('unauthorized_client')
+  })
+
+  it('refuses an unknown application, or trusting one a user owns, with one line on stderr', async () => {
+    const unknown = oauth('app:update', '--client-id', 'nope', '--ropc')
+    expect(unknown.status).toBe(1)
+    expect(unknown.stderr.trim()).toBe('error: no application with client id nope')
+    const { alice } = {
+      alice: await server.db.selectFrom('users').select('id').where('username', '=', 'alice').executeTakeFirstOrThrow(),
+    }
+    const owned = await server.db
+      .insertInto('applications')
+      .values({
+        uid: 'owned-by-alice',
+        secret_digest: null,
+        name: 'Owned',
+        redirect_uris: ['https://o.example/cb'],
+        scopes: ['api'],
+        confidential: false,
+        owner_id: alice.id,
+      })
+      .returning('uid')
+      .executeTakeFirstOrThrow()
+    const trusted = oauth('app:update', '--client-id', owned.uid, '--trusted')
+    expect(trusted.status).toBe(1)
+    expect(trusted.stderr).toContain('only instance-wide applications can be trusted')
+  })
+})
