@@ -1,13 +1,28 @@
-import { fuzzService } from '@campus/shared/testing'
+import {
+  acceptValues,
+  authorizationValues,
+  contentTypeValues,
+  forwardedForValues,
+  forwardedValues,
+  fuzzPlan,
+  fuzzService,
+  fuzzTimeout,
+  ifNoneMatchValues,
+  requestIdValues,
+  secretHeaderValues,
+} from '@campus/shared/testing'
 import { sql } from 'kysely'
 import Type from 'typebox'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { seed } from '../../src/commands/seed.ts'
+import { API_KEY_PREFIX } from '../../src/domain/api-keys.ts'
 import { createApiKey } from '../../src/repositories/api-keys.ts'
 import { DetailResponse, HTTPValidationError } from '../../src/schemas/errors.ts'
 import { type Harness, startHarness } from '../helpers.ts'
 
-const RUNS = Number(process.env.FUZZ_RUNS ?? 3000)
+// FUZZ_MODE=long (pnpm fuzz): several seeds, 10,000 requests in all
+const PLAN = fuzzPlan(20251122)
+const RUNS = PLAN.runs
 const NOW = Date.parse('2025-03-31T12:00:00Z')
 
 /** Every table's content, digested; api_keys.last_used_at included (only accepted requests may write it). */
@@ -42,25 +57,45 @@ describe('fuzzing the data API from its OpenAPI document', () => {
   }, 60_000)
   afterAll(async () => h?.close())
 
-  it('answers thousands of generated and hostile requests without a 5xx, a leak or a write on rejection', async () => {
-    const document = (await h.app.inject('/openapi.json')).json()
-    const report = await fuzzService({
-      port,
-      document,
-      runs: RUNS,
-      seed: Number(process.env.FUZZ_SEED ?? 20251122),
-      credentials,
-      errorSchema: Type.Union([DetailResponse, HTTPValidationError]) as unknown as Record<string, unknown>,
-      skip: (_method, path) => path === '/docs' || path.startsWith('/docs/'),
-      snapshot: () => fingerprint(h),
-    })
-    process.stdout.write(`energy fuzz: ${report.requests} requests, by status ${JSON.stringify(report.byStatus)}\n`)
-    expect(report.requests).toBe(RUNS)
-    expect(report.byStatus['200']).toBeGreaterThan(RUNS / 20)
-    expect(report.byStatus['401']).toBeGreaterThan(0)
-    expect(report.byStatus['403']).toBeGreaterThan(0)
-    expect(report.byStatus['422']).toBeGreaterThan(0)
-  }, 120_000)
+  for (const fuzzSeed of PLAN.seeds) {
+    it(
+      `answers ${RUNS} generated and hostile requests without a 5xx, a leak or a write on rejection (seed ${fuzzSeed})`,
+      async () => {
+        const document = (await h.app.inject('/openapi.json')).json()
+        const keys = credentials.map((pairs) => pairs[0]?.[1] as string)
+        const report = await fuzzService({
+          port,
+          document,
+          runs: RUNS,
+          seed: fuzzSeed,
+          credentials,
+          // every header the service reads
+          headers: {
+            'x-api-key': secretHeaderValues(keys, API_KEY_PREFIX),
+            accept: acceptValues(),
+            'if-none-match': ifNoneMatchValues(),
+            'x-request-id': requestIdValues(),
+            'content-type': contentTypeValues(),
+            authorization: authorizationValues({ tokens: keys }),
+            'x-forwarded-for': forwardedForValues(),
+            forwarded: forwardedValues(),
+          },
+          errorSchema: Type.Union([DetailResponse, HTTPValidationError]) as unknown as Record<string, unknown>,
+          skip: (_method, path) => path === '/docs' || path.startsWith('/docs/'),
+          snapshot: () => fingerprint(h),
+        })
+        process.stdout.write(
+          `energy fuzz, seed ${fuzzSeed}: ${report.requests} requests, by status ${JSON.stringify(report.byStatus)}\n`,
+        )
+        expect(report.requests).toBe(RUNS)
+        expect(report.byStatus['200']).toBeGreaterThan(RUNS / 20)
+        expect(report.byStatus['401']).toBeGreaterThan(0)
+        expect(report.byStatus['403']).toBeGreaterThan(0)
+        expect(report.byStatus['422']).toBeGreaterThan(0)
+      },
+      fuzzTimeout(RUNS),
+    )
+  }
 
   it('declares every guard and validation answer a route can give in its response schemas', async () => {
     const document = (await h.app.inject('/openapi.json')).json()

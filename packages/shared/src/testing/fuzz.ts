@@ -31,7 +31,43 @@ export interface FuzzOptions {
   skip?: (method: string, path: string) => boolean
   /** A fingerprint of the database; it must not change across rejected requests. */
   snapshot?: () => Promise<string>
+  /**
+   * Values of their own for named parameters (query, path or form field), e.g. redirect URIs
+   * bent every way for `redirect_uri`, or a list of known good values (client ids); mixed with
+   * schema-valid and hostile values.
+   */
+  parameters?: Record<string, fc.Arbitrary<string> | readonly string[]>
+  /** Every header the service reads, with the values to try; a request carries up to three. */
+  headers?: Record<string, fc.Arbitrary<string>>
+  /**
+   * Requests shaped by hand where parameters only matter together (a client id with a bent
+   * version of its own redirect URI), mixed with the generated ones by weight (those weigh 10).
+   */
+  scenarios?: Array<{ weight: number; request: fc.Arbitrary<FuzzRequest> }>
 }
+
+/** How much to fuzz: the short mode of the test suite, or the long mode of `pnpm fuzz`. */
+export interface FuzzPlan {
+  mode: 'short' | 'long'
+  /** Requests per seed. */
+  runs: number
+  seeds: number[]
+}
+
+/**
+ * `FUZZ_MODE=long` (`pnpm fuzz`): 4 seeds of 2,500 requests, 10,000 in all; otherwise one seed of
+ * 3,000. `FUZZ_RUNS` (per seed), `FUZZ_SEED` (the first seed) and `FUZZ_SEEDS` (how many) override.
+ */
+export function fuzzPlan(defaultSeed: number, env: NodeJS.ProcessEnv = process.env): FuzzPlan {
+  const mode = env.FUZZ_MODE === 'long' ? 'long' : 'short'
+  const first = Number(env.FUZZ_SEED ?? defaultSeed)
+  const count = Number(env.FUZZ_SEEDS ?? (mode === 'long' ? 4 : 1))
+  const runs = Number(env.FUZZ_RUNS ?? (mode === 'long' ? 2500 : 3000))
+  return { mode, runs, seeds: Array.from({ length: count }, (_, i) => first + i) }
+}
+
+/** A test timeout that grows with the requests asked for (a slow, shared machine included). */
+export const fuzzTimeout = (runs: number): number => Math.max(120_000, runs * 100)
 
 export interface FuzzReport {
   requests: number
@@ -68,9 +104,26 @@ function asString(value: unknown): string {
   return typeof value === 'string' ? value : (JSON.stringify(value) ?? '')
 }
 
-/** Sometimes a schema-valid value, sometimes a hostile one. */
-const valueFor = (schema: Schema | undefined) =>
-  fc.oneof({ weight: 4, arbitrary: fromSchema(schema).map(asString) }, { weight: 1, arbitrary: hostileString() })
+/** Sometimes a schema-valid value, sometimes a hostile one; for a named parameter, often its own. */
+function ownValues(parameters: FuzzOptions['parameters'] = {}): Record<string, fc.Arbitrary<string>> {
+  return Object.fromEntries(
+    Object.entries(parameters).map(([name, values]) => [
+      name,
+      Array.isArray(values) ? fc.constantFrom(...(values as string[])) : (values as fc.Arbitrary<string>),
+    ]),
+  )
+}
+
+function valueGenerator(parameters: Record<string, fc.Arbitrary<string>>) {
+  return (name: string | undefined, schema: Schema | undefined): fc.Arbitrary<string> => {
+    const general = fc.oneof(
+      { weight: 4, arbitrary: fromSchema(schema).map(asString) },
+      { weight: 1, arbitrary: hostileString() },
+    )
+    const own = name === undefined ? undefined : parameters[name]
+    return own ? fc.oneof({ weight: 3, arbitrary: own }, { weight: 2, arbitrary: general }) : general
+  }
+}
 
 function encode(value: string, raw: boolean): string {
   let out = ''
@@ -83,8 +136,20 @@ function encode(value: string, raw: boolean): string {
   return out
 }
 
+/** Percent-encodes every byte but the unreserved ones (lone surrogates included, as U+FFFD). */
+export const percentEncode = (value: string): string => encode(value, false)
+
 function requestArbitrary(options: FuzzOptions): fc.Arbitrary<FuzzRequest> {
   const ops = operations(options.document, options.skip)
+  const own = ownValues(options.parameters)
+  const valueFor = valueGenerator(own)
+  const readHeaders = Object.entries(options.headers ?? {})
+  const extraHeaders: fc.Arbitrary<Array<[string, string]>> = readHeaders.length
+    ? fc.array(
+        fc.constantFrom(...readHeaders).chain(([name, values]) => values.map((v): [string, string] => [name, v])),
+        { maxLength: 3 },
+      )
+    : fc.constant([])
   return fc.constantFrom(...ops).chain(({ method, path, operation }) => {
     const parameters = (operation.parameters ?? []) as Parameter[]
     const query = parameters.filter((p) => p.in === 'query')
@@ -94,19 +159,22 @@ function requestArbitrary(options: FuzzOptions): fc.Arbitrary<FuzzRequest> {
     const bodyTypes = Object.keys(bodyContent)
     return fc
       .record({
-        pathValues: fc.tuple(...pathParams.map((p) => valueFor(p.schema as Schema)), fc.constant('')),
+        pathValues: fc.tuple(...pathParams.map((p) => valueFor(p.name, p.schema as Schema)), fc.constant('')),
         queryValues: fc.array(
-          fc.tuple(
-            fc.oneof(
-              { weight: 4, arbitrary: query.length ? fc.constantFrom(...query.map((q) => q.name)) : fc.constant('q') },
-              { weight: 1, arbitrary: hostileString() },
-            ),
-            query.length
-              ? fc.nat(query.length - 1).chain((i) => valueFor(query[i]?.schema as Schema))
-              : hostileString(),
+          fc.oneof(
+            {
+              weight: 4,
+              arbitrary: query.length
+                ? fc
+                    .constantFrom(...query)
+                    .chain((q) => fc.tuple(fc.constant(q.name), valueFor(q.name, q.schema as Schema)))
+                : fc.tuple(fc.constant('q'), hostileString()),
+            },
+            { weight: 1, arbitrary: fc.tuple(hostileString(), hostileString()) },
           ),
           { maxLength: 4 },
         ),
+        readHeaders: extraHeaders,
         headerValues: fc.array(
           fc.tuple(
             headerParams.length ? fc.constantFrom(...headerParams.map((h) => h.name)) : fc.constant('x-custom'),
@@ -125,7 +193,7 @@ function requestArbitrary(options: FuzzOptions): fc.Arbitrary<FuzzRequest> {
         ),
         body: bodyTypes.length
           ? fc.oneof(
-              fromSchema((bodyContent[bodyTypes[0] as string]?.schema ?? {}) as Schema).map((v) => ({
+              fromSchema((bodyContent[bodyTypes[0] as string]?.schema ?? {}) as Schema, 0, own).map((v) => ({
                 type: bodyTypes[0] as string,
                 text:
                   bodyTypes[0] === 'application/x-www-form-urlencoded' && v && typeof v === 'object'
@@ -155,7 +223,11 @@ function requestArbitrary(options: FuzzOptions): fc.Arbitrary<FuzzRequest> {
         const search = parts.queryValues
           .map(([k, v]) => `${encode(k, parts.rawEncoding)}=${encode(v, parts.rawEncoding)}`)
           .join('&')
-        const headers: Array<[string, string]> = [...parts.headerValues, ...(parts.credentials ?? [])]
+        const headers: Array<[string, string]> = [
+          ...parts.headerValues,
+          ...parts.readHeaders,
+          ...(parts.credentials ?? []),
+        ]
         const finalMethod = parts.wrongMethod ?? method
         const request: FuzzRequest = {
           method: finalMethod,
@@ -197,8 +269,15 @@ export async function fuzzService(options: FuzzOptions): Promise<FuzzReport> {
   const undocumented = new Set<string>()
   let requests = 0
 
+  const generated = requestArbitrary(options)
+  const arbitrary = options.scenarios?.length
+    ? fc.oneof(
+        { weight: 10, arbitrary: generated },
+        ...options.scenarios.map((s) => ({ weight: s.weight, arbitrary: s.request })),
+      )
+    : generated
   await assertWithCause(
-    fc.asyncProperty(requestArbitrary(options), async (request) => {
+    fc.asyncProperty(arbitrary, async (request) => {
       const before = options.snapshot ? await options.snapshot() : undefined
       let response: RawResponse
       try {

@@ -52,21 +52,32 @@ export const hostileString = (): fc.Arbitrary<string> =>
 
 type Schema = Record<string, unknown>
 
-/** A value that satisfies a JSON schema, roughly: enough to get past validation some of the time. */
-export function fromSchema(schema: Schema | undefined, depth = 0): fc.Arbitrary<unknown> {
+/**
+ * A value that satisfies a JSON schema, roughly: enough to get past validation some of the time.
+ * `overrides` gives an object's named properties values of their own, half of the time.
+ */
+export function fromSchema(
+  schema: Schema | undefined,
+  depth = 0,
+  overrides: Record<string, fc.Arbitrary<unknown>> = {},
+): fc.Arbitrary<unknown> {
   if (!schema || depth > 3) return fc.string({ maxLength: 12 })
   if ('const' in schema) return fc.constant(schema.const)
   if (Array.isArray(schema.enum)) return fc.constantFrom(...(schema.enum as unknown[]))
   const variants = (schema.anyOf ?? schema.oneOf) as Schema[] | undefined
   if (Array.isArray(variants) && variants.length) return fc.oneof(...variants.map((v) => fromSchema(v, depth + 1)))
   const examples = schema.examples as unknown[] | undefined
-  const base = baseArbitrary(schema, depth)
+  const base = baseArbitrary(schema, depth, overrides)
   if (Array.isArray(examples) && examples.length) return fc.oneof(fc.constantFrom(...examples), base)
   if (schema.default !== undefined) return fc.oneof(fc.constant(schema.default), base)
   return base
 }
 
-function baseArbitrary(schema: Schema, depth: number): fc.Arbitrary<unknown> {
+function baseArbitrary(
+  schema: Schema,
+  depth: number,
+  overrides: Record<string, fc.Arbitrary<unknown>>,
+): fc.Arbitrary<unknown> {
   const type = Array.isArray(schema.type) ? (schema.type as string[]).find((t) => t !== 'null') : schema.type
   switch (type) {
     case 'integer':
@@ -84,7 +95,10 @@ function baseArbitrary(schema: Schema, depth: number): fc.Arbitrary<unknown> {
       const properties = (schema.properties ?? {}) as Record<string, Schema>
       const required = (schema.required ?? []) as string[]
       const shape: Record<string, fc.Arbitrary<unknown>> = {}
-      for (const [name, property] of Object.entries(properties)) shape[name] = fromSchema(property, depth + 1)
+      for (const [name, property] of Object.entries(properties)) {
+        const own = overrides[name]
+        shape[name] = own ? fc.oneof(own, fromSchema(property, depth + 1)) : fromSchema(property, depth + 1)
+      }
       return fc.record(shape, { requiredKeys: required.filter((r) => r in shape) })
     }
     default:

@@ -1,6 +1,27 @@
 export { createTestDatabase, type TestDatabase, type TestDatabaseKind } from './database.ts'
-export { type FuzzOptions, type FuzzReport, type FuzzRequest, fuzzService } from './fuzz.ts'
+export {
+  type FuzzOptions,
+  type FuzzPlan,
+  type FuzzReport,
+  type FuzzRequest,
+  fuzzPlan,
+  fuzzService,
+  fuzzTimeout,
+  percentEncode,
+} from './fuzz.ts'
 export { fromSchema, HOSTILE_STRINGS, hostileString } from './hostile.ts'
+export {
+  acceptValues,
+  authorizationValues,
+  contentTypeValues,
+  cookieValues,
+  forwardedForValues,
+  forwardedValues,
+  hostileRedirectUris,
+  ifNoneMatchValues,
+  requestIdValues,
+  secretHeaderValues,
+} from './hostile-http.ts'
 export { type RawResponse, rawRequest } from './raw-http.ts'
 export { needsService } from './requirements.ts'
 export { freePort, type ServiceProcess, startServiceProcess } from './service-process.ts'
