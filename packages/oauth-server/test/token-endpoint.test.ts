@@ -1,6 +1,6 @@
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createApplication } from '../src/admin.ts'
+import { createApplication, createUser } from '../src/admin.ts'
 import { buildApp } from '../src/app.ts'
 import { defaultSettings } from '../src/config.ts'
 import { s256 } from '../src/domain/pkce.ts'
@@ -415,6 +415,15 @@ describe('RFC 6749 4.3 password grant', () => {
       expect(res.body).toEqual(unknown.body)
       expect(res.body.error).toBe('invalid_grant')
     }
+  })
+
+  it('a locked account gets the generic error too, right password or not (as GitLab)', async () => {
+    const { user } = await createUser(server.db, { username: 'locked-grant', password: PASSWORD })
+    await sql`update users set locked = true where id = ${user.id}`.execute(server.db)
+    const unknown = await token({ grant_type: 'password', username: 'nobody', password: PASSWORD })
+    const res = await token({ grant_type: 'password', username: 'locked-grant', password: PASSWORD })
+    expect(res.status).toBe(400)
+    expect(res.body).toEqual(unknown.body)
   })
 
   it("the username may be the user's email address (GitLab's find_by_login)", async () => {

@@ -42,7 +42,9 @@ export const passwordGrant: GrantHandler = {
       throw new InvalidGrant(BAD_CREDENTIALS)
     }
     await throttle.succeeded(account)
-    if (user.locked) throw new InvalidGrant('The account is locked.')
+    // GitLab's find_with_user_password finds no blocked user: the generic answer, which does not
+    // confirm the password either
+    if (user.locked) throw new InvalidGrant(BAD_CREDENTIALS)
     await recordSignIn(db, user.id)
     return issueTokens(db, {
       applicationId: client?.id ?? null,
