@@ -10,10 +10,7 @@ import { verifyPassword } from '../passwords.ts'
 import { findUserByLogin, recordSignIn } from '../repositories/users.ts'
 import { throttleAccount } from '../throttle.ts'
 import { issueTokens, newGrantId } from './issue.ts'
-import { type GrantHandler, requireParam } from './types.ts'
-
-const BAD_CREDENTIALS =
-  'The provided authorization grant is invalid, expired, revoked, does not match the redirection URI used in the authorization request, or was issued to another client.'
+import { type GrantHandler, INVALID_GRANT_MESSAGE, requireParam } from './types.ts'
 
 export const passwordGrant: GrantHandler = {
   parameters: ['username', 'password', 'scope'],
@@ -35,16 +32,16 @@ export const passwordGrant: GrantHandler = {
       // the answer confirms nothing; the verification against no hash keeps the time the same.
       // Nothing was tried, so nothing is counted.
       await verifyPassword(undefined, password)
-      throw new InvalidGrant(BAD_CREDENTIALS)
+      throw new InvalidGrant(INVALID_GRANT_MESSAGE)
     }
     if (!(await verifyPassword(user?.password_hash, password)) || !user) {
       await throttle.failed(account, ip)
-      throw new InvalidGrant(BAD_CREDENTIALS)
+      throw new InvalidGrant(INVALID_GRANT_MESSAGE)
     }
     await throttle.succeeded(account)
     // GitLab's find_with_user_password finds no blocked user: the generic answer, which does not
     // confirm the password either
-    if (user.locked) throw new InvalidGrant(BAD_CREDENTIALS)
+    if (user.locked) throw new InvalidGrant(INVALID_GRANT_MESSAGE)
     await recordSignIn(db, user.id)
     return issueTokens(db, {
       applicationId: client?.id ?? null,
