@@ -21,7 +21,8 @@ import type { EnergyDatabase } from '../packages/energy-data/src/db/schema.ts'
 import { GROUP_COLUMNS } from '../packages/energy-data/src/domain/groups.ts'
 import { createApiKey } from '../packages/energy-data/src/repositories/api-keys.ts'
 import { seedEstate } from '../packages/energy-data/src/seed/seed.ts'
-import { createDatabase, migrate, readMigrations, service } from '../packages/shared/src/index.ts'
+import { energyService } from '../packages/energy-data/src/service.ts'
+import { createDatabase, migrate, readMigrations } from '../packages/shared/src/index.ts'
 import { energyNodeFlags, startEnergyService } from './energy-support.ts'
 
 const ADMIN_URL =
@@ -36,7 +37,6 @@ const YEAR = { from: '2025-01-01T00:00:00Z', to: '2025-12-31T23:45:00Z' }
 const TEN_YEARS = { from: '2015-01-01T00:00:00Z', to: '2024-12-31T23:45:00Z' }
 const METER_IDS = [860, 861, 862, 863, 870, 871, 880, 881, 890, 891]
 
-const energy = service('energy')
 const name = `bench_energy_${randomBytes(4).toString('hex')}`
 const url = (() => {
   const u = new URL(ADMIN_URL)
@@ -100,7 +100,7 @@ async function main() {
   const database = createDatabase<EnergyDatabase>(url, { max: 4 })
   let server: ChildProcess | undefined
   try {
-    await migrate(database.db as never, readMigrations(energy.migrationsDir))
+    await migrate(database.db, readMigrations(energyService.migrationsDir))
     const seeded = await seedEstate(database.pool, {
       fromMs: Date.parse(YEAR.from),
       toMs: Date.parse('2026-01-01T00:00:00Z'),

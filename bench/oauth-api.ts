@@ -21,13 +21,13 @@ interface Ready {
 async function serveOurs(): Promise<void> {
   process.env.TEST_DATABASE_URL = DATABASE_URL
   const { createTestDatabase } = await import('../packages/shared/src/testing/index.ts')
-  const { service } = await import('../packages/shared/src/stack/services.ts')
+  const { oauthService } = await import('../packages/oauth-server/src/service.ts')
   const { buildApp } = await import('../packages/oauth-server/src/app.ts')
   const { createApplication, createUser } = await import('../packages/oauth-server/src/admin.ts')
   const { issueTokens, newGrantId } = await import('../packages/oauth-server/src/grants/issue.ts')
   const database = await createTestDatabase<import('../packages/oauth-server/src/db/schema.ts').OAuthDB>(
     'oauthbench',
-    service('oauth').migrationsDir,
+    oauthService.migrationsDir,
   )
   const { user } = await createUser(database.db, { username: 'bench', password: 'bench password', name: 'Bench' })
   const { application } = await createApplication(database.db, {
@@ -42,7 +42,7 @@ async function serveOurs(): Promise<void> {
     grantId: newGrantId(),
     refresh: false,
   })
-  const app = await buildApp({ database: database as never })
+  const app = await buildApp({ database })
   const address = await app.listen({ port: 0, host: '127.0.0.1' })
   const check = await fetch(`${address}/api/v4/user`, { headers: { authorization: `Bearer ${tokens.access_token}` } })
   if (check.status !== 200) throw new Error(`GET /api/v4/user answered ${check.status}`)

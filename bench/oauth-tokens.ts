@@ -40,7 +40,7 @@ const basic = (id: string, secret: string) =>
 async function serveOurs(): Promise<void> {
   process.env.TEST_DATABASE_URL = DATABASE_URL
   const { createTestDatabase } = await import('../packages/shared/src/testing/index.ts')
-  const { service } = await import('../packages/shared/src/stack/services.ts')
+  const { oauthService } = await import('../packages/oauth-server/src/service.ts')
   const { buildApp } = await import('../packages/oauth-server/src/app.ts')
   const { createApplication, createUser } = await import('../packages/oauth-server/src/admin.ts')
   const { digest, generateSecret } = await import('../packages/oauth-server/src/domain/secrets.ts')
@@ -48,7 +48,7 @@ async function serveOurs(): Promise<void> {
   const { randomUUID } = await import('node:crypto')
   const database = await createTestDatabase<import('../packages/oauth-server/src/db/schema.ts').OAuthDB>(
     'oauthbench',
-    service('oauth').migrationsDir,
+    oauthService.migrationsDir,
   )
   const { user } = await createUser(database.db, { username: 'bench', password: 'bench password' })
   const { application, secret } = await createApplication(database.db, {
@@ -77,7 +77,7 @@ async function serveOurs(): Promise<void> {
       )
       .execute()
   }
-  const app = await buildApp({ database: database as never })
+  const app = await buildApp({ database })
   const address = await app.listen({ port: 0, host: '127.0.0.1' })
   const authorization = basic(application.uid, secret as string)
   // one exchange by hand: proves the request shape and yields the token to introspect

@@ -18,7 +18,8 @@ import pg from 'pg'
 import type { EnergyDatabase } from '../packages/energy-data/src/db/schema.ts'
 import { createApiKey } from '../packages/energy-data/src/repositories/api-keys.ts'
 import { seedEstate } from '../packages/energy-data/src/seed/seed.ts'
-import { createDatabase, migrate, readMigrations, service } from '../packages/shared/src/index.ts'
+import { energyService } from '../packages/energy-data/src/service.ts'
+import { createDatabase, migrate, readMigrations } from '../packages/shared/src/index.ts'
 import { energyNodeFlags, startEnergyService } from './energy-support.ts'
 
 const ADMIN_URL =
@@ -33,7 +34,6 @@ const MAX_SLOPE_MB_PER_MIN = Number(process.env.SOAK_MAX_SLOPE ?? 6)
 const NOISE_MB = 8
 const MAX_IN_FLIGHT = 64
 
-const energy = service('energy')
 const name = `soak_energy_${randomBytes(4).toString('hex')}`
 const url = (() => {
   const u = new URL(ADMIN_URL)
@@ -86,7 +86,7 @@ async function main() {
   let server: ChildProcess | undefined
   const database = createDatabase<EnergyDatabase>(url, { max: 4 })
   try {
-    await migrate(database.db as never, readMigrations(energy.migrationsDir))
+    await migrate(database.db, readMigrations(energyService.migrationsDir))
     const DAY = 86_400_000
     const today = Math.floor(Date.now() / DAY) * DAY
     await seedEstate(database.pool, { fromMs: today - 3 * DAY, toMs: today + DAY, seed: 3 })

@@ -11,7 +11,6 @@
  *   SOAK_RATE=300 SOAK_PASSWORD_RATE=4 (defaults 100 and 2) ...                                   (requests/s)
  */
 import { randomBytes } from 'node:crypto'
-import { fileURLToPath } from 'node:url'
 import { DATABASE_URL } from './oauth-support.ts'
 
 const SECONDS = Number(process.env.SOAK_SECONDS ?? 60)
@@ -24,13 +23,14 @@ const MAX_IN_FLIGHT = 512
 const TICK_MS = 20
 
 process.env.TEST_DATABASE_URL = DATABASE_URL
-const { createTestDatabase, startServiceProcess } = await import('../packages/shared/src/testing/index.ts')
-const { service } = await import('../packages/shared/src/stack/services.ts')
+const { createTestDatabase } = await import('../packages/shared/src/testing/index.ts')
+const { launchService } = await import('../packages/shared/src/index.ts')
+const { oauthService } = await import('../packages/oauth-server/src/service.ts')
 const { createApplication, createUser } = await import('../packages/oauth-server/src/admin.ts')
 const { issueTokens, newGrantId } = await import('../packages/oauth-server/src/grants/issue.ts')
 type OAuthDB = import('../packages/oauth-server/src/db/schema.ts').OAuthDB
 
-const database = await createTestDatabase<OAuthDB>('oauthsoak', service('oauth').migrationsDir)
+const database = await createTestDatabase<OAuthDB>('oauthsoak', oauthService.migrationsDir)
 const PASSWORD = 'soak password 1234'
 const { user } = await createUser(database.db, { username: 'soak', password: PASSWORD, name: 'Soak' })
 const { application, secret } = await createApplication(database.db, {
@@ -46,9 +46,7 @@ const token = await issueTokens(database.db, {
   refresh: false,
 })
 const secretKey = randomBytes(32).toString('hex')
-const server = await startServiceProcess({
-  script: fileURLToPath(new URL('../packages/oauth-server/src/server.ts', import.meta.url)),
-  portVariable: 'OAUTH_PORT',
+const server = await launchService(oauthService, {
   env: {
     OAUTH_DATABASE_URL: database.url,
     OAUTH_SECRET_KEY: secretKey,

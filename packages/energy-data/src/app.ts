@@ -1,4 +1,4 @@
-import { type Database, readMigrations, registerPlatform, serverOptions, service } from '@campus/shared'
+import { type Database, readMigrations, registerPlatform, serverOptions } from '@campus/shared'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyInstance } from 'fastify'
 import type { Kysely } from 'kysely'
@@ -11,6 +11,7 @@ import { rateLimitPlugin } from './plugins/rate-limit.ts'
 import { authRoutes } from './routes/auth.ts'
 import { dataRoutes } from './routes/data.ts'
 import { metadataRoutes } from './routes/metadata.ts'
+import { energyService } from './service.ts'
 
 /** The settings the app reads; defaults match the configuration's. */
 export type EnergySettings = Pick<
@@ -56,7 +57,7 @@ export async function buildApp(options: EnergyAppOptions): Promise<FastifyInstan
     service: 'energy-data',
     errors: energyErrors,
     db: options.database.db as never,
-    migrations: readMigrations(service('energy').migrationsDir),
+    migrations: readMigrations(energyService.migrationsDir),
     metricsToken: settings.METRICS_TOKEN,
     openapi: {
       info: {

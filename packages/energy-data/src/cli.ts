@@ -1,6 +1,6 @@
 /** `pnpm energy <command>`: administration of the data API. Prints JSON on stdout, errors on stderr. */
 import { parseArgs } from 'node:util'
-import { ensureMigrated, openServiceDatabase, runMain, service } from '@campus/shared'
+import { ensureMigrated, openServiceDatabase, runMain } from '@campus/shared'
 import type { Kysely } from 'kysely'
 import type pg from 'pg'
 import { keyCreate, keyList, keyRevoke, UsageError } from './commands/keys.ts'
@@ -9,6 +9,7 @@ import { loadEnergyConfig } from './config.ts'
 import type { EnergyDatabase } from './db/schema.ts'
 import { GROUP_NAMES, type GroupName } from './domain/groups.ts'
 import { ImportError, importFiles } from './import/import-csv.ts'
+import { energyService } from './service.ts'
 
 interface Context {
   db: Kysely<EnergyDatabase>
@@ -102,7 +103,7 @@ runMain(async () => {
     process.exit(2)
   }
   const config = loadEnergyConfig()
-  const descriptor = service('energy')
+  const descriptor = energyService
   const database = await openServiceDatabase<EnergyDatabase>({
     service: descriptor.name,
     url: config.ENERGY_DATABASE_URL,

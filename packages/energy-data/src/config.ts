@@ -1,9 +1,10 @@
 import { CommonConfig, DatabaseUrl, loadConfig, Port } from '@campus/shared'
 import Type, { type Static } from 'typebox'
+import { energyService } from './service.ts'
 
 export const EnergyConfigSchema = Type.Object({
   ...CommonConfig,
-  ENERGY_PORT: Port(8000),
+  ENERGY_PORT: Port(energyService.defaultPort),
   ENERGY_DATABASE_URL: DatabaseUrl(),
   ENERGY_TIMEZONE: Type.String({
     default: 'Europe/Rome',

@@ -1,15 +1,15 @@
-import { service } from '@campus/shared'
 import { createTestDatabase, type TestDatabase } from '@campus/shared/testing'
 import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildApp } from '../src/app.ts'
 import type { EnergyDatabase } from '../src/db/schema.ts'
+import { energyService } from '../src/service.ts'
 
 let database: TestDatabase<EnergyDatabase>
 let app: FastifyInstance
 
 beforeAll(async () => {
-  database = await createTestDatabase<EnergyDatabase>('energy', service('energy').migrationsDir)
+  database = await createTestDatabase<EnergyDatabase>('energy', energyService.migrationsDir)
   app = await buildApp({ database: database as never })
   await app.ready()
 })

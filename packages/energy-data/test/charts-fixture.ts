@@ -4,10 +4,10 @@
  * and a two-hour gap on 2025-10-22, in every table the views read. Values are simple functions of
  * the quarter-hour index so the tests recompute every expectation in JavaScript.
  */
-import { service } from '@campus/shared'
 import { createTestDatabase, type TestDatabase } from '@campus/shared/testing'
 import { sql } from 'kysely'
 import type { EnergyDatabase } from '../src/db/schema.ts'
+import { energyService } from '../src/service.ts'
 
 export const FIRST_QUARTER = Date.parse('2025-10-19T22:00:00Z') // 2025-10-20 00:00 +02:00
 export const END = Date.parse('2025-10-27T23:00:00Z') // 2025-10-28 00:00 +01:00 (exclusive)
@@ -111,7 +111,7 @@ async function insertChunks(
 }
 
 export async function createFixtureDatabase(): Promise<TestDatabase<EnergyDatabase>> {
-  const database = await createTestDatabase<EnergyDatabase>('energy', service('energy').migrationsDir)
+  const database = await createTestDatabase<EnergyDatabase>('energy', energyService.migrationsDir)
   const { db } = database
   const iso = (t: number) => new Date(t).toISOString()
   await db

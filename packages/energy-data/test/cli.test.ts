@@ -3,7 +3,6 @@ import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
-import { service } from '@campus/shared'
 import { createTestDatabase, type TestDatabase } from '@campus/shared/testing'
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -11,10 +10,11 @@ import { seed } from '../src/commands/seed.ts'
 import type { EnergyDatabase } from '../src/db/schema.ts'
 import { GROUP_COLUMNS } from '../src/domain/groups.ts'
 import { importFiles } from '../src/import/import-csv.ts'
+import { energyService } from '../src/service.ts'
 import { startHarness } from './helpers.ts'
 
 const run = promisify(execFile)
-const CLI = join(service('energy').cliEntry)
+const CLI = join(energyService.cliEntry)
 const dir = mkdtempSync(join(tmpdir(), 'energy-cli-'))
 
 let database: TestDatabase<EnergyDatabase>
@@ -36,7 +36,7 @@ async function cli(args: string[]): Promise<{ code: number; stdout: string; stde
 }
 
 beforeAll(async () => {
-  database = await createTestDatabase<EnergyDatabase>('energy', service('energy').migrationsDir)
+  database = await createTestDatabase<EnergyDatabase>('energy', energyService.migrationsDir)
 })
 afterAll(async () => database?.close())
 
@@ -152,7 +152,7 @@ describe('seed', () => {
           target.db,
         )
       ).rows[0]?.h
-    const twin = await createTestDatabase<EnergyDatabase>('energy', service('energy').migrationsDir)
+    const twin = await createTestDatabase<EnergyDatabase>('energy', energyService.migrationsDir)
     try {
       await seed(twin.pool, { from: '2025-05-01', to: '2025-07-01', seed: '7' })
       expect(await fingerprint(twin)).toBe(await fingerprint(database))
@@ -165,7 +165,7 @@ describe('seed', () => {
 describe('import', () => {
   let fresh: TestDatabase<EnergyDatabase>
   beforeAll(async () => {
-    fresh = await createTestDatabase<EnergyDatabase>('energy', service('energy').migrationsDir)
+    fresh = await createTestDatabase<EnergyDatabase>('energy', energyService.migrationsDir)
     await fresh.db.insertInto('dataloggers').values({ id: 'DL', serial: 'S', ip: '10.0.0.1' }).execute()
     await fresh.db.insertInto('meters').values({ id: 5, description: '5) Test', datalogger_id: 'DL' }).execute()
   })
@@ -263,7 +263,7 @@ describe('import', () => {
       const q = 'start_datetime=2025-03-29&end_datetime=2025-03-31T23:45:00Z'
       const csv = await source.app.inject({ url: `/data/weather?${q}&data_format=csv`, headers: { 'x-api-key': key } })
       const txt = await source.app.inject({ url: `/data/pv?${q}&data_format=txt`, headers: { 'x-api-key': key } })
-      const target = await createTestDatabase<EnergyDatabase>('energy', service('energy').migrationsDir)
+      const target = await createTestDatabase<EnergyDatabase>('energy', energyService.migrationsDir)
       try {
         const result = await importFiles(target.pool, [write('weather.csv', csv.body), write('pv.txt', txt.body)])
         expect(result.imported.map((r) => r.layout)).toEqual(['weather (wide)', 'pv (wide)'])

@@ -1,4 +1,3 @@
-import { service } from '@campus/shared'
 import { createTestDatabase, type TestDatabase } from '@campus/shared/testing'
 import type { FastifyInstance } from 'fastify'
 import type { Kysely } from 'kysely'
@@ -6,6 +5,7 @@ import { buildApp, type EnergySettings } from '../src/app.ts'
 import type { EnergyDatabase } from '../src/db/schema.ts'
 import { GROUP_COLUMNS } from '../src/domain/groups.ts'
 import { createApiKey } from '../src/repositories/api-keys.ts'
+import { energyService } from '../src/service.ts'
 
 export interface Harness {
   database: TestDatabase<EnergyDatabase>
@@ -17,7 +17,7 @@ export interface Harness {
 export async function startHarness(
   options: { settings?: Partial<EnergySettings>; now?: () => number } = {},
 ): Promise<Harness> {
-  const database = await createTestDatabase<EnergyDatabase>('energy', service('energy').migrationsDir)
+  const database = await createTestDatabase<EnergyDatabase>('energy', energyService.migrationsDir)
   const app = await buildApp({
     database: database as never,
     settings: options.settings,

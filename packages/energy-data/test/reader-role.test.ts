@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { createDatabase, type Database, service } from '@campus/shared'
+import { createDatabase, type Database } from '@campus/shared'
 import { createTestDatabase, needsService, type TestDatabase } from '@campus/shared/testing'
 import type { Kysely } from 'kysely'
 import { sql } from 'kysely'
@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildApp } from '../src/app.ts'
 import type { EnergyDatabase } from '../src/db/schema.ts'
 import { createApiKey } from '../src/repositories/api-keys.ts'
+import { energyService } from '../src/service.ts'
 
 /**
  * The service's runtime role (a login role in `energy_reader`) reads everything and writes
@@ -20,7 +21,7 @@ describe.runIf(await needsService('runtime role tests (a PostgreSQL server)', pr
     let reader: Database<EnergyDatabase>
 
     beforeAll(async () => {
-      owner = await createTestDatabase<EnergyDatabase>('energy', service('energy').migrationsDir)
+      owner = await createTestDatabase<EnergyDatabase>('energy', energyService.migrationsDir)
       await sql.raw(`create role ${role} login in role energy_reader`).execute(owner.db)
       const url = new URL(owner.url)
       url.username = role

@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto'
-import { type Database, readMigrations, registerPlatform, serverOptions, service } from '@campus/shared'
+import { type Database, readMigrations, registerPlatform, serverOptions } from '@campus/shared'
 import cookie from '@fastify/cookie'
 import formbody from '@fastify/formbody'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyInstance } from 'fastify'
-import type { Kysely } from 'kysely'
 import { type CacheListener, listenForCacheChanges, notifyCacheChange } from './cache-invalidation.ts'
 import { defaultSettings, isHttpsIssuer, type OAuthSettings } from './config.ts'
 import type { CachedToken, ServerContext } from './context.ts'
@@ -29,6 +28,7 @@ import { signInRoutes } from './routes/sign-in.ts'
 import { signUpRoutes } from './routes/sign-up.ts'
 import { tokenRoutes } from './routes/token.ts'
 import { tokenInfoRoutes } from './routes/token-info.ts'
+import { oauthService } from './service.ts'
 import { createThrottle, type Throttle } from './throttle.ts'
 import { TtlCache } from './token-cache.ts'
 
@@ -39,7 +39,7 @@ const HSTS_MAX_AGE = 63_072_000
 const ECHO_TIMEOUT_MS = 1000
 
 export interface OAuthAppOptions {
-  database: Database<unknown>
+  database: Database<OAuthDB>
   logLevel?: string
   /** Read on every request, so a test may set the issuer once it knows its port. */
   settings?: OAuthSettings
@@ -51,7 +51,7 @@ export interface OAuthAppOptions {
   crossInstanceInvalidation?: boolean
 }
 
-function isEmbedded(database: Database<unknown>): boolean {
+function isEmbedded(database: Database<OAuthDB>): boolean {
   const described = database as { embedded?: boolean; kind?: string }
   return described.embedded === true || described.kind === 'pglite'
 }
@@ -65,7 +65,7 @@ export async function buildApp(options: OAuthAppOptions): Promise<FastifyInstanc
     }),
   ).withTypeProvider<TypeBoxTypeProvider>()
   const throttle = options.throttle ?? createThrottle(settings.throttle, settings.redisUrl, settings.redisPrefix)
-  const db = options.database.db as unknown as Kysely<OAuthDB>
+  const db = options.database.db
   const tokenCache = new TtlCache<CachedToken>(settings.tokenCacheSeconds)
   const clientCache = new TtlCache<Application>(settings.tokenCacheSeconds, 1000)
   let listener: CacheListener | undefined
@@ -140,8 +140,8 @@ export async function buildApp(options: OAuthAppOptions): Promise<FastifyInstanc
   await registerPlatform(app, {
     service: 'oauth-server',
     errors: oauthErrors,
-    db: options.database.db as never,
-    migrations: readMigrations(service('oauth').migrationsDir),
+    db,
+    migrations: readMigrations(oauthService.migrationsDir),
     metricsToken: settings.metricsToken,
     openapi: {
       info: {

@@ -1,14 +1,14 @@
-import { runMain, service, startService } from '@campus/shared'
+import { runMain, startService } from '@campus/shared'
 import { buildApp } from './app.ts'
 import { loadOAuthConfig, settingsFromConfig } from './config.ts'
+import type { OAuthDB } from './db/schema.ts'
+import { oauthService } from './service.ts'
 
 runMain(async () => {
   const config = loadOAuthConfig()
-  await startService({
-    descriptor: service('oauth'),
+  await startService<OAuthDB>({
+    descriptor: oauthService,
     config,
-    port: config.OAUTH_PORT,
-    databaseUrl: config.OAUTH_DATABASE_URL,
     build: (database) => buildApp({ database, logLevel: config.LOG_LEVEL, settings: settingsFromConfig(config) }),
   })
 })

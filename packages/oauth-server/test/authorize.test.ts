@@ -178,7 +178,7 @@ describe('RFC 6749 4.1.2.1 / 4.2.2.1: errors go back to a valid redirect URI wit
   })
   it('unsupported_response_type: the implicit grant switched off on the server', async () => {
     const app = await buildApp({
-      database: server.database as never,
+      database: server.database,
       settings: defaultSettings({ implicitGrant: false }),
     })
     const res = await app.inject(
@@ -384,7 +384,7 @@ describe('RFC 9700 4.16 / 4.4: pages resist framing, CSRF and open redirects', (
     expect(cookie).toMatch(/SameSite=Lax/)
     expect(cookie).not.toMatch(/Secure/)
     const app = await buildApp({
-      database: server.database as never,
+      database: server.database,
       settings: defaultSettings({ issuer: 'https://auth.example' }),
     })
     const secure = await app.inject('/users/sign_in')

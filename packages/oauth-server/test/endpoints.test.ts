@@ -197,7 +197,7 @@ describe('RFC 8414 authorization server metadata', () => {
   })
   it('drops the legacy grants when they are switched off', async () => {
     const app = await buildApp({
-      database: server.database as never,
+      database: server.database,
       settings: defaultSettings({ implicitGrant: false, passwordGrant: false }),
     })
     const body = (await app.inject('/.well-known/oauth-authorization-server')).json()

@@ -1,4 +1,3 @@
-import { service } from '@campus/shared'
 import { createTestDatabase, type TestDatabase } from '@campus/shared/testing'
 import type { FastifyInstance } from 'fastify'
 import type { Kysely } from 'kysely'
@@ -7,6 +6,7 @@ import { buildApp } from '../src/app.ts'
 import { defaultSettings, type OAuthSettings } from '../src/config.ts'
 import type { OAuthDB } from '../src/db/schema.ts'
 import { totp } from '../src/domain/totp.ts'
+import { oauthService } from '../src/service.ts'
 import { memoryThrottle, type Throttle } from '../src/throttle.ts'
 
 export interface TestServer {
@@ -23,10 +23,10 @@ export async function startServer(
   overrides: Partial<OAuthSettings> = {},
   options: { throttle?: Throttle; listen?: boolean } = {},
 ): Promise<TestServer> {
-  const database = await createTestDatabase<OAuthDB>('oauth', service('oauth').migrationsDir)
+  const database = await createTestDatabase<OAuthDB>('oauth', oauthService.migrationsDir)
   const settings = defaultSettings(overrides)
   const throttle = options.throttle ?? memoryThrottle(settings.throttle)
-  const app = await buildApp({ database: database as never, settings, throttle })
+  const app = await buildApp({ database, settings, throttle })
   let url = settings.issuer
   if (options.listen !== false) {
     const address = await app.listen({ port: 0, host: '127.0.0.1' })

@@ -2,11 +2,11 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
-import { service } from '@campus/shared'
 import { createTestDatabase, type TestDatabase } from '@campus/shared/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadSecretKey } from '../src/config.ts'
 import type { OAuthDB } from '../src/db/schema.ts'
+import { oauthService } from '../src/service.ts'
 import { authorizeInBrowser, Browser, basic, PASSWORD, postForm, seed } from './helpers.ts'
 
 const SECRET_KEY = randomBytes(32).toString('hex')
@@ -18,7 +18,7 @@ describe('logs of a running server', () => {
   let base = ''
 
   beforeAll(async () => {
-    database = await createTestDatabase<OAuthDB>('oauth', service('oauth').migrationsDir)
+    database = await createTestDatabase<OAuthDB>('oauth', oauthService.migrationsDir)
     child = spawn(
       process.execPath,
       [

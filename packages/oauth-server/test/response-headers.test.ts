@@ -18,7 +18,7 @@ afterAll(async () => {
 describe('RFC 6797: HSTS when the issuer is https', () => {
   it('every answer of an https issuer carries Strict-Transport-Security; an http issuer sends none', async () => {
     const secure = await buildApp({
-      database: server.database as never,
+      database: server.database,
       settings: defaultSettings({ issuer: 'https://auth.example' }),
     })
     try {
@@ -59,7 +59,7 @@ describe('API and userinfo answers are never stored by a cache', () => {
 describe('/metrics is private', () => {
   it('with METRICS_TOKEN the OAuth server wants the bearer token, even from loopback', async () => {
     const app = await buildApp({
-      database: server.database as never,
+      database: server.database,
       settings: defaultSettings({ metricsToken: 'metrics-secret-of-the-oauth-server' }),
     })
     try {

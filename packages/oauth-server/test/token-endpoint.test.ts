@@ -455,7 +455,7 @@ describe('RFC 6749 4.3 password grant', () => {
 describe('server switches and throttling', () => {
   it('unsupported_grant_type when the password grant is switched off', async () => {
     const app = await buildApp({
-      database: server.database as never,
+      database: server.database,
       settings: defaultSettings({ passwordGrant: false }),
     })
     const res = await app.inject({
@@ -472,7 +472,7 @@ describe('server switches and throttling', () => {
   it('failed password grants are throttled per account, then per IP: 429 with Retry-After', async () => {
     const settings = defaultSettings({ throttle: { accountLimit: 3, ipLimit: 5, windowSeconds: 60 } })
     const app = await buildApp({
-      database: server.database as never,
+      database: server.database,
       settings,
       throttle: memoryThrottle(settings.throttle),
     })

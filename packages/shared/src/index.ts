@@ -1,4 +1,15 @@
 export {
+  type Command,
+  CommandError,
+  commandFailed,
+  EXIT_FAILURE,
+  EXIT_USAGE,
+  parseFlags,
+  requiredFlag,
+  runCommandLine,
+  usageError,
+} from './cli/commands.ts'
+export {
   AddressList,
   CommonConfig,
   ConfigError,
@@ -14,5 +25,19 @@ export { HealthCheck } from './server/health.ts'
 export { redactUrl, serverOptions } from './server/logging.ts'
 export { type PlatformOptions, registerPlatform } from './server/platform.ts'
 export { listenUntilSignalled } from './server/run.ts'
-export { type ServiceRuntimeConfig, startService } from './server/service-main.ts'
-export { repoRoot, type ServiceDescriptor, service, services } from './stack/services.ts'
+export {
+  openMigratedDatabase,
+  type ServiceRuntimeConfig,
+  serviceEndpoints,
+  startService,
+} from './server/service-main.ts'
+export type { ServiceDescriptor } from './service/descriptor.ts'
+export {
+  freePort,
+  type LaunchOptions,
+  launchService,
+  type RunningService,
+  type ServiceProcess,
+  type SpawnOptions,
+  spawnService,
+} from './service/launch.ts'

@@ -2,7 +2,6 @@ import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createDatabase, type Database } from '../src/db/database.ts'
 import { type EmbeddedPostgres, startEmbeddedPostgres } from '../src/db/embedded-server.ts'
-import { streamQuery } from '../src/db/stream.ts'
 
 describe('embedded PGlite served over the wire protocol', () => {
   let server: EmbeddedPostgres
@@ -54,24 +53,39 @@ describe('embedded PGlite served over the wire protocol', () => {
     expect(result.rows[0]).toEqual({ c: 1, s: 1.5 })
   })
 
-  it('streams a cursor in batches; queries from other connections wait for it and then run', async () => {
-    const query = sql<{ g: number }>`select g from generate_series(1, ${2500}) g order by g`.compile(database.db)
+  it('serves a cursor in batches; queries from other connections wait for its transaction and then run', async () => {
+    const client = await database.pool.connect()
     const seen: number[] = []
     let other: Promise<unknown[]> | undefined
-    for await (const batch of streamQuery<{ g: number }>(database.pool, query, 1000)) {
-      seen.push(batch.length, batch[0]?.g ?? -1)
-      // The embedded server runs one transaction at a time: this query waits for the cursor's.
-      other ??= database.db.selectFrom('counter').select('n').execute()
+    try {
+      await client.query('begin isolation level repeatable read read only')
+      await client.query('declare rows_cursor no scroll cursor for select g from generate_series(1, 2500) g order by g')
+      for (;;) {
+        const batch = await client.query<{ g: number }>('fetch 1000 from rows_cursor')
+        if (batch.rows.length === 0) break
+        seen.push(batch.rows.length, batch.rows[0]?.g ?? -1)
+        // The embedded server runs one transaction at a time: this query waits for the cursor's.
+        other ??= database.db.selectFrom('counter').select('n').execute()
+        if (batch.rows.length < 1000) break
+      }
+      await client.query('commit')
+    } finally {
+      client.release()
     }
     expect(seen).toEqual([1000, 1, 1000, 1001, 500, 2001])
     expect(await other).toHaveLength(1)
   })
 
-  it('a consumer that stops early releases the connection', async () => {
-    const query = sql`select g from generate_series(1, 10000) g`.compile(database.db)
-    for await (const batch of streamQuery(database.pool, query, 100)) {
-      expect(batch).toHaveLength(100)
-      break
+  it('a client that leaves a cursor early rolls back and gets its connection back', async () => {
+    const client = await database.pool.connect()
+    try {
+      await client.query('begin isolation level repeatable read read only')
+      await client.query('declare rows_cursor no scroll cursor for select g from generate_series(1, 10000) g')
+      const batch = await client.query('fetch 100 from rows_cursor')
+      expect(batch.rows).toHaveLength(100)
+      await client.query('rollback')
+    } finally {
+      client.release()
     }
     expect(database.pool.totalCount - database.pool.idleCount).toBe(0)
   })

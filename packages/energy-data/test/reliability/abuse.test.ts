@@ -1,8 +1,8 @@
-import { service } from '@campus/shared'
 import { createTestDatabase, type TestDatabase } from '@campus/shared/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { EnergyDatabase } from '../../src/db/schema.ts'
 import { createApiKey } from '../../src/repositories/api-keys.ts'
+import { energyService } from '../../src/service.ts'
 import { type Harness, startHarness } from '../helpers.ts'
 import { download, manySlicesTarget, seedMonth, sleep } from './fixture.ts'
 import { type ServerProcess, startEnergyProcess } from './server-process.ts'
@@ -31,7 +31,7 @@ describe('abuse of the data API', () => {
   let all: { csv: string; raw: string }
 
   beforeAll(async () => {
-    database = await createTestDatabase<EnergyDatabase>('energy', service('energy').migrationsDir)
+    database = await createTestDatabase<EnergyDatabase>('energy', energyService.migrationsDir)
     await seedMonth(database.pool)
     key = (await createApiKey(database.db, { name: 'abuse', endpoints: ['*'] })).key
     server = await startEnergyProcess({

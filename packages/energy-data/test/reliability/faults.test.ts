@@ -1,10 +1,11 @@
-import { createDatabase, type Database, service } from '@campus/shared'
+import { createDatabase, type Database } from '@campus/shared'
 import { createTestDatabase, startTcpProxy, type TcpProxy, type TestDatabase } from '@campus/shared/testing'
 import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildApp } from '../../src/app.ts'
 import type { EnergyDatabase } from '../../src/db/schema.ts'
 import { createApiKey } from '../../src/repositories/api-keys.ts'
+import { energyService } from '../../src/service.ts'
 import { type Download, download, manySlicesTarget, seedMonth, sleep } from './fixture.ts'
 import { startEnergyProcess } from './server-process.ts'
 
@@ -30,7 +31,7 @@ describe('the database connection cut mid-request and mid-stream', () => {
   let key: string
 
   beforeAll(async () => {
-    database = await createTestDatabase<EnergyDatabase>('energy', service('energy').migrationsDir)
+    database = await createTestDatabase<EnergyDatabase>('energy', energyService.migrationsDir)
     await seedMonth(database.pool)
     key = (await createApiKey(database.db, { name: 'faults', endpoints: ['*'] })).key
     const url = new URL(database.url)
@@ -104,7 +105,7 @@ describe('the database connection cut mid-request and mid-stream', () => {
 describe('SIGTERM during load on a server process', () => {
   let database: TestDatabase<EnergyDatabase>
   beforeAll(async () => {
-    database = await createTestDatabase<EnergyDatabase>('energy', service('energy').migrationsDir)
+    database = await createTestDatabase<EnergyDatabase>('energy', energyService.migrationsDir)
     await seedMonth(database.pool)
   }, 120_000)
   afterAll(async () => database?.close())

@@ -1,11 +1,11 @@
 import { execFile } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { promisify } from 'node:util'
-import { service } from '@campus/shared'
 import { createTestDatabase, needsService, type TestDatabase } from '@campus/shared/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { EnergyDatabase } from '../../src/db/schema.ts'
 import { createApiKey, revokeApiKeys } from '../../src/repositories/api-keys.ts'
+import { energyService } from '../../src/service.ts'
 import { type ServerProcess, startEnergyProcess } from './server-process.ts'
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'
@@ -16,7 +16,7 @@ const run = promisify(execFile)
 async function cli(url: string, ...args: string[]): Promise<unknown> {
   const { stdout } = await run(
     process.execPath,
-    ['--experimental-strip-types', '--disable-warning=ExperimentalWarning', service('energy').cliEntry, ...args],
+    ['--experimental-strip-types', '--disable-warning=ExperimentalWarning', energyService.cliEntry, ...args],
     { env: { ...process.env, ENERGY_DATABASE_URL: url } },
   )
   return JSON.parse(stdout)
@@ -30,7 +30,7 @@ describe.runIf(await needsService('two-instance tests (Redis)', REDIS_URL))(
     let b: ServerProcess
 
     beforeAll(async () => {
-      database = await createTestDatabase<EnergyDatabase>('energy', service('energy').migrationsDir)
+      database = await createTestDatabase<EnergyDatabase>('energy', energyService.migrationsDir)
       // counters of this run only: a prefix no other run shares
       const env = {
         ENERGY_DATABASE_URL: database.url,

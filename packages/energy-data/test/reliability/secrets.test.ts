@@ -1,12 +1,12 @@
 import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
-import { service } from '@campus/shared'
 import { createTestDatabase, needsService, type TestDatabase } from '@campus/shared/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { seed } from '../../src/commands/seed.ts'
 import type { EnergyDatabase } from '../../src/db/schema.ts'
 import { displayPrefix } from '../../src/domain/api-keys.ts'
 import { createApiKey, revokeApiKeys } from '../../src/repositories/api-keys.ts'
+import { energyService } from '../../src/service.ts'
 import { type ServerProcess, startEnergyProcess } from './server-process.ts'
 
 const run = promisify(execFile)
@@ -22,7 +22,7 @@ describe.runIf(onServer)('no API key in the database dump or the logs', () => {
   let server: ServerProcess
 
   beforeAll(async () => {
-    database = await createTestDatabase<EnergyDatabase>('energy', service('energy').migrationsDir)
+    database = await createTestDatabase<EnergyDatabase>('energy', energyService.migrationsDir)
     await seed(database.pool, { from: '2025-05-01', to: '2025-05-04', seed: '2' })
     server = await startEnergyProcess({
       ENERGY_DATABASE_URL: database.url,

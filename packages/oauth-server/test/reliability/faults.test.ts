@@ -3,20 +3,15 @@
  * test controls), and SIGTERM to a real server process under load.
  */
 import { createHash } from 'node:crypto'
-import { createDatabase, type Database, service } from '@campus/shared'
-import {
-  createTestDatabase,
-  type ServiceProcess,
-  startTcpProxy,
-  type TcpProxy,
-  type TestDatabase,
-} from '@campus/shared/testing'
+import { createDatabase, type Database, type RunningService } from '@campus/shared'
+import { createTestDatabase, startTcpProxy, type TcpProxy, type TestDatabase } from '@campus/shared/testing'
 import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { buildApp } from '../../src/app.ts'
 import { defaultSettings } from '../../src/config.ts'
 import type { OAuthDB } from '../../src/db/schema.ts'
 import { digest } from '../../src/domain/secrets.ts'
+import { oauthService } from '../../src/service.ts'
 import { memoryThrottle } from '../../src/throttle.ts'
 import { basic, postForm, seed } from '../helpers.ts'
 import { newCode } from './direct.ts'
@@ -36,20 +31,20 @@ async function waitFor(check: () => Promise<boolean>, timeoutMs: number, what: s
 onPostgresServer('database connection cut mid-request', () => {
   let database: TestDatabase<OAuthDB>
   let proxy: TcpProxy
-  let proxied: Database<unknown>
+  let proxied: Database<OAuthDB>
   let app: FastifyInstance
   let base: string
   let data: Seeded
 
   beforeAll(async () => {
-    database = await createTestDatabase<OAuthDB>('oauth', service('oauth').migrationsDir)
+    database = await createTestDatabase<OAuthDB>('oauth', oauthService.migrationsDir)
     const target = new URL(database.url)
     proxy = await startTcpProxy(target.hostname, Number(target.port || 5432))
     // client_connection_check_interval: PostgreSQL aborts a statement whose client is gone
     // instead of committing it for nobody (see the README's operations notes)
     const url = new URL(proxy.rewrite(database.url))
     url.searchParams.set('options', '-c client_connection_check_interval=100')
-    proxied = createDatabase(url.toString(), { connectionTimeoutMillis: 1000 })
+    proxied = createDatabase<OAuthDB>(url.toString(), { connectionTimeoutMillis: 1000 })
     // long-lived cache entries: only invalidation can explain a fresh answer
     const settings = defaultSettings({ tokenCacheSeconds: 60 })
     data = await seed(database.db, settings.secretKey)
@@ -200,11 +195,11 @@ onPostgresServer('database connection cut mid-request', () => {
 
 onPostgresServer('SIGTERM under load on a real server process', () => {
   let database: TestDatabase<OAuthDB>
-  let server: ServiceProcess
+  let server: RunningService
   let data: Seeded
 
   beforeAll(async () => {
-    database = await createTestDatabase<OAuthDB>('oauth', service('oauth').migrationsDir)
+    database = await createTestDatabase<OAuthDB>('oauth', oauthService.migrationsDir)
     const deployment = { OAUTH_SECRET_KEY: sharedDeployment().OAUTH_SECRET_KEY as string }
     data = await seed(database.db, createHash('sha256').update(deployment.OAUTH_SECRET_KEY).digest())
     server = await startOAuthProcess(database.url, { ...deployment, LOG_LEVEL: 'info' })

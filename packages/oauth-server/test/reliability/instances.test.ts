@@ -3,11 +3,12 @@
  * balancer: codes, sessions, throttling and revocations are shared, revocations at once.
  */
 import { createHash } from 'node:crypto'
-import { service } from '@campus/shared'
-import { createTestDatabase, type ServiceProcess, type TestDatabase } from '@campus/shared/testing'
+import type { RunningService } from '@campus/shared'
+import { createTestDatabase, type TestDatabase } from '@campus/shared/testing'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { createUser } from '../../src/admin.ts'
 import type { OAuthDB } from '../../src/db/schema.ts'
+import { oauthService } from '../../src/service.ts'
 import { authorizeInBrowser, Browser, basic, formFields, PASSWORD, postForm, seed } from '../helpers.ts'
 import { onPostgresServer, sharedDeployment, startOAuthProcess } from './processes.ts'
 
@@ -15,15 +16,15 @@ type Seeded = Awaited<ReturnType<typeof seed>>
 
 onPostgresServer('two instances on one database and one Redis', () => {
   let database: TestDatabase<OAuthDB>
-  let a: ServiceProcess
-  let b: ServiceProcess
+  let a: RunningService
+  let b: RunningService
   /** Same deployment without OAUTH_CACHE_SYNC (the default). */
-  let c: ServiceProcess
+  let c: RunningService
   let data: Seeded
   const deployment = sharedDeployment()
 
   beforeAll(async () => {
-    database = await createTestDatabase<OAuthDB>('oauth', service('oauth').migrationsDir)
+    database = await createTestDatabase<OAuthDB>('oauth', oauthService.migrationsDir)
     const key = createHash('sha256')
       .update(deployment.OAUTH_SECRET_KEY as string)
       .digest()

@@ -1,18 +1,14 @@
 import { randomBytes } from 'node:crypto'
-import { fileURLToPath } from 'node:url'
-import { needsService, type ServiceProcess, startServiceProcess } from '@campus/shared/testing'
+import { launchService, type RunningService } from '@campus/shared'
+import { needsService } from '@campus/shared/testing'
 import { describe } from 'vitest'
+import { oauthService } from '../../src/service.ts'
 
-export const SERVER_SCRIPT = fileURLToPath(new URL('../../src/server.ts', import.meta.url))
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'
 
 /** A real oauth-server process on `databaseUrl` (migrated already), on a free loopback port. */
-export function startOAuthProcess(databaseUrl: string, env: Record<string, string> = {}): Promise<ServiceProcess> {
-  return startServiceProcess({
-    script: SERVER_SCRIPT,
-    portVariable: 'OAUTH_PORT',
-    env: { OAUTH_DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', ...env },
-  })
+export function startOAuthProcess(databaseUrl: string, env: Record<string, string> = {}): Promise<RunningService> {
+  return launchService(oauthService, { env: { OAUTH_DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', ...env } })
 }
 
 /** Settings every instance of one deployment shares: sealing key and Redis key prefix. */

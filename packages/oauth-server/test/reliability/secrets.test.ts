@@ -6,12 +6,13 @@
 import { execFile } from 'node:child_process'
 import { createHash, randomBytes } from 'node:crypto'
 import { promisify } from 'node:util'
-import { service } from '@campus/shared'
-import { createTestDatabase, type ServiceProcess, type TestDatabase } from '@campus/shared/testing'
+import type { RunningService } from '@campus/shared'
+import { createTestDatabase, type TestDatabase } from '@campus/shared/testing'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { createPersonalAccessToken } from '../../src/admin.ts'
 import type { OAuthDB } from '../../src/db/schema.ts'
 import { s256 } from '../../src/domain/pkce.ts'
+import { oauthService } from '../../src/service.ts'
 import { authorizeInBrowser, Browser, basic, PASSWORD, postForm, seed } from '../helpers.ts'
 import { onPostgresServer, startOAuthProcess } from './processes.ts'
 
@@ -19,7 +20,7 @@ const run = promisify(execFile)
 
 onPostgresServer('secrets at rest and in logs after every flow', () => {
   let database: TestDatabase<OAuthDB>
-  let server: ServiceProcess
+  let server: RunningService
   let data: Awaited<ReturnType<typeof seed>>
   const secretKey = randomBytes(32).toString('hex')
   /** Every secret value the run handled, by what it is. */
@@ -30,7 +31,7 @@ onPostgresServer('secrets at rest and in logs after every flow', () => {
   }
 
   beforeAll(async () => {
-    database = await createTestDatabase<OAuthDB>('oauth', service('oauth').migrationsDir)
+    database = await createTestDatabase<OAuthDB>('oauth', oauthService.migrationsDir)
     data = await seed(database.db, createHash('sha256').update(secretKey).digest())
     server = await startOAuthProcess(database.url, { OAUTH_SECRET_KEY: secretKey, LOG_LEVEL: 'trace' })
   }, 60_000)

@@ -1,7 +1,7 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { connect } from 'node:net'
 import { isAbsolute, join, resolve } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { answersAt } from '../net.ts'
 import { startEmbeddedPostgresWorker, type WorkerEmbeddedPostgres } from './embedded-worker.ts'
 
 /**
@@ -42,23 +42,6 @@ function alive(pid: number): boolean {
   }
 }
 
-function answers(url: string): Promise<boolean> {
-  const { hostname, port } = new URL(url)
-  return new Promise((done) => {
-    const socket = connect(Number(port), hostname)
-    socket.setTimeout(1000)
-    socket.once('connect', () => {
-      socket.destroy()
-      done(true)
-    })
-    socket.once('error', () => done(false))
-    socket.once('timeout', () => {
-      socket.destroy()
-      done(false)
-    })
-  })
-}
-
 /** Connects to the process serving this directory, or becomes that process. */
 export async function locateEmbedded(dataDir: string, service: string): Promise<EmbeddedLocation> {
   const dir = serviceDataDir(dataDir, service)
@@ -68,7 +51,7 @@ export async function locateEmbedded(dataDir: string, service: string): Promise<
   while (Date.now() < deadline) {
     const found = readAnnouncement(file)
     if (found && alive(found.pid)) {
-      if (found.url && (await answers(found.url))) return { url: found.url }
+      if (found.url && (await answersAt(found.url))) return { url: found.url }
       if (found.pid !== process.pid) {
         await sleep(200) // the owner is still starting
         continue

@@ -1,6 +1,12 @@
 export { createDatabase, type Database, type DatabaseOptions, describeUrl } from './database.ts'
 export { locateEmbedded, serviceDataDir } from './embedded-host.ts'
 export { type EmbeddedPostgres, startEmbeddedPostgres } from './embedded-server.ts'
-export { MigrationError, type MigrationFile, migrate, pendingMigrations, readMigrations } from './migrator.ts'
+export {
+  MigrationError,
+  type MigrationFile,
+  type MigrationResult,
+  migrate,
+  pendingMigrations,
+  readMigrations,
+} from './migrator.ts'
 export { ensureMigrated, openServiceDatabase, type ServiceDatabase } from './open.ts'
-export { streamQuery } from './stream.ts'

@@ -34,7 +34,7 @@ export function readMigrations(dir: string): MigrationFile[] {
   })
 }
 
-async function ensureTable(db: Kysely<unknown>): Promise<void> {
+async function ensureTable<DB>(db: Kysely<DB>): Promise<void> {
   await sql`create table if not exists schema_migrations (
     name text primary key,
     checksum text not null,
@@ -42,13 +42,13 @@ async function ensureTable(db: Kysely<unknown>): Promise<void> {
   )`.execute(db)
 }
 
-async function appliedMigrations(db: Kysely<unknown>): Promise<Map<string, string>> {
+async function appliedMigrations<DB>(db: Kysely<DB>): Promise<Map<string, string>> {
   const rows = await sql<{ name: string; checksum: string }>`select name, checksum from schema_migrations`.execute(db)
   return new Map(rows.rows.map((r) => [r.name, r.checksum]))
 }
 
 /** Names of migrations not yet applied (readiness reports these). Missing table = all pending. */
-export async function pendingMigrations(db: Kysely<unknown>, files: MigrationFile[]): Promise<string[]> {
+export async function pendingMigrations<DB>(db: Kysely<DB>, files: MigrationFile[]): Promise<string[]> {
   const exists = await sql<{ t: string | null }>`select to_regclass('schema_migrations')::text as t`.execute(db)
   if (!exists.rows[0]?.t) return files.map((f) => f.name)
   const applied = await appliedMigrations(db)
@@ -60,7 +60,7 @@ export async function pendingMigrations(db: Kysely<unknown>, files: MigrationFil
  * so a failing file leaves nothing behind. An applied file whose text changed is an error:
  * migrations are frozen once landed.
  */
-export async function migrate(db: Kysely<unknown>, files: MigrationFile[]): Promise<MigrationResult> {
+export async function migrate<DB>(db: Kysely<DB>, files: MigrationFile[]): Promise<MigrationResult> {
   return db.connection().execute(async (conn) => {
     await sql`select pg_advisory_lock(${LOCK_KEY})`.execute(conn)
     try {

@@ -42,13 +42,13 @@ export async function openServiceDatabase<DB>(options: {
  * Applies pending migrations when allowed (by default only on the embedded database); otherwise
  * refuses, saying which migrations are pending and how to apply them.
  */
-export async function ensureMigrated(
-  database: ServiceDatabase<unknown>,
+export async function ensureMigrated<DB>(
+  database: ServiceDatabase<DB>,
   migrationsDir: string,
   allowed: boolean = database.embedded,
 ): Promise<void> {
   const files = readMigrations(migrationsDir)
-  const pending = await pendingMigrations(database.db as never, files)
+  const pending = await pendingMigrations(database.db, files)
   if (!pending.length) return
   if (!allowed) {
     throw new Error(
@@ -56,5 +56,5 @@ export async function ensureMigrated(
         'run `pnpm db:migrate` or set MIGRATE_ON_START=true',
     )
   }
-  await migrate(database.db as never, files)
+  await migrate(database.db, files)
 }

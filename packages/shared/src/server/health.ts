@@ -30,9 +30,9 @@ function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
 }
 
 /** `/health/live`: the process answers. `/health/ready`: the database answers and no migration is pending. */
-export function registerHealth(
+export function registerHealth<DB>(
   app: FastifyInstance,
-  options: { db: Kysely<unknown>; migrations: MigrationFile[]; tags?: string[] },
+  options: { db: Kysely<DB>; migrations: MigrationFile[]; tags?: string[] },
 ): void {
   const tags = options.tags ?? ['Health']
   app.get(

@@ -9,10 +9,10 @@ import { registerHealth } from './health.ts'
 import { registerMetrics } from './metrics.ts'
 import { toValidationIssues } from './validation.ts'
 
-export interface PlatformOptions {
+export interface PlatformOptions<DB> {
   service: string
   errors: ErrorFormat
-  db: Kysely<unknown>
+  db: Kysely<DB>
   migrations: MigrationFile[]
   /** Bearer token /metrics requires (METRICS_TOKEN); unset, only this machine may read them. */
   metricsToken?: string | undefined
@@ -33,7 +33,7 @@ function sendError(reply: FastifyReply, error: HttpError) {
  * OpenAPI (`/openapi.json`, Swagger UI at `/docs`), `/metrics` and the health probes.
  * Register it first, then the service's routes, in the same encapsulation context.
  */
-export async function registerPlatform(app: FastifyInstance, options: PlatformOptions): Promise<void> {
+export async function registerPlatform<DB>(app: FastifyInstance, options: PlatformOptions<DB>): Promise<void> {
   const { errors } = options
 
   app.addHook('onRequest', async (request, reply) => {

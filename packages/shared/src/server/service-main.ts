@@ -1,12 +1,45 @@
 import type { FastifyInstance } from 'fastify'
 import { ensureMigrated, openServiceDatabase, type ServiceDatabase } from '../db/open.ts'
-import type { ServiceDescriptor } from '../stack/services.ts'
+import type { ServiceDescriptor } from '../service/descriptor.ts'
 import { listenUntilSignalled } from './run.ts'
 
 export interface ServiceRuntimeConfig {
   HOST: string
   DATA_DIR: string
   MIGRATE_ON_START?: boolean | undefined
+}
+
+/** The port and database URL of a service, read from its configuration under the names its descriptor gives. */
+export function serviceEndpoints(
+  descriptor: ServiceDescriptor,
+  config: object,
+): { port: number; databaseUrl: string | undefined } {
+  const values = config as Record<string, unknown>
+  const port = values[descriptor.portEnv]
+  const databaseUrl = values[descriptor.databaseUrlEnv]
+  return {
+    port: typeof port === 'number' ? port : descriptor.defaultPort,
+    databaseUrl: typeof databaseUrl === 'string' ? databaseUrl : undefined,
+  }
+}
+
+/** A service's database as its configuration names it, checked for pending migrations (applied when allowed). */
+export async function openMigratedDatabase<DB>(
+  descriptor: ServiceDescriptor,
+  config: ServiceRuntimeConfig,
+): Promise<ServiceDatabase<DB>> {
+  const database = await openServiceDatabase<DB>({
+    service: descriptor.name,
+    url: serviceEndpoints(descriptor, config).databaseUrl,
+    dataDir: config.DATA_DIR,
+  })
+  try {
+    await ensureMigrated(database, descriptor.migrationsDir, config.MIGRATE_ON_START)
+    return database
+  } catch (error) {
+    await database.close()
+    throw error
+  }
 }
 
 /**
@@ -17,22 +50,15 @@ export interface ServiceRuntimeConfig {
 export async function startService<DB>(options: {
   descriptor: ServiceDescriptor
   config: ServiceRuntimeConfig
-  port: number
-  databaseUrl: string | undefined
   build: (database: ServiceDatabase<DB>) => Promise<FastifyInstance>
 }): Promise<void> {
   const { descriptor, config } = options
-  const database = await openServiceDatabase<DB>({
-    service: descriptor.name,
-    url: options.databaseUrl,
-    dataDir: config.DATA_DIR,
-  })
+  const database = await openMigratedDatabase<DB>(descriptor, config)
   try {
-    await ensureMigrated(database as ServiceDatabase<unknown>, descriptor.migrationsDir, config.MIGRATE_ON_START)
     const app = await options.build(database)
     app.addHook('onClose', async () => database.close())
     app.log.info({ database: database.description }, `${descriptor.title} starting`)
-    await listenUntilSignalled(app, { port: options.port, host: config.HOST })
+    await listenUntilSignalled(app, { port: serviceEndpoints(descriptor, config).port, host: config.HOST })
   } catch (error) {
     await database.close()
     throw error

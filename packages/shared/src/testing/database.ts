@@ -47,7 +47,7 @@ async function fromServer<DB>(serverUrl: string, service: string, migrationsDir:
         await admin.query(`create database ${quote(building)}`)
         const target = createDatabase(withDatabase(serverUrl, building), { max: 1 })
         try {
-          await migrate(target.db as never, files)
+          await migrate(target.db, files)
         } finally {
           await target.close()
         }
@@ -93,7 +93,7 @@ async function fromContainer<DB>(migrationsDir: string): Promise<TestDatabase<DB
     const { PostgreSqlContainer } = await import('@testcontainers/postgresql')
     const container = await new PostgreSqlContainer('timescale/timescaledb:latest-pg16').start()
     const database = createDatabase<DB>(container.getConnectionUri(), { max: 10 })
-    await migrate(database.db as never, readMigrations(migrationsDir))
+    await migrate(database.db, readMigrations(migrationsDir))
     return {
       ...database,
       kind: 'testcontainers',
@@ -110,7 +110,7 @@ async function fromContainer<DB>(migrationsDir: string): Promise<TestDatabase<DB
 async function fromPglite<DB>(migrationsDir: string): Promise<TestDatabase<DB>> {
   const server = await startEmbeddedPostgres()
   const database = createDatabase<DB>(server.url, { max: 4 })
-  await migrate(database.db as never, readMigrations(migrationsDir))
+  await migrate(database.db, readMigrations(migrationsDir))
   return {
     ...database,
     kind: 'pglite',

@@ -24,5 +24,4 @@ export {
 } from './hostile-http.ts'
 export { type RawResponse, rawRequest } from './raw-http.ts'
 export { needsService } from './requirements.ts'
-export { freePort, type ServiceProcess, startServiceProcess } from './service-process.ts'
 export { startTcpProxy, type TcpProxy } from './tcp-proxy.ts'

@@ -1,21 +1,4 @@
-import { connect } from 'node:net'
-
-function answers(url: string): Promise<boolean> {
-  const { hostname, port } = new URL(url)
-  return new Promise((done) => {
-    const socket = connect(Number(port), hostname)
-    socket.setTimeout(1000)
-    socket.once('connect', () => {
-      socket.destroy()
-      done(true)
-    })
-    socket.once('error', () => done(false))
-    socket.once('timeout', () => {
-      socket.destroy()
-      done(false)
-    })
-  })
-}
+import { answersAt } from '../net.ts'
 
 /**
  * Whether tests that need an outside service (Redis, a PostgreSQL server) should run. They
@@ -23,7 +6,7 @@ function answers(url: string): Promise<boolean> {
  * elsewhere they are skipped with one line saying why.
  */
 export async function needsService(what: string, url: string | undefined): Promise<boolean> {
-  if (url && (await answers(url))) return true
+  if (url && (await answersAt(url))) return true
   if (process.env.CI) return true
   process.stdout.write(
     `[test] ${what} skipped: ${url ? `nothing answers at ${new URL(url).host}` : 'not configured'}; CI runs them\n`,

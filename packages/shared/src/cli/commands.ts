@@ -1,0 +1,110 @@
+/**
+ * The one shape of a service's command line (`pnpm oauth ...`, `pnpm energy ...`): a table of
+ * commands, each with its usage line; JSON on stdout; errors on stderr as `error: ...`; exit
+ * code 0 on success, 2 for a usage mistake (with the usage lines), 1 for a failure.
+ */
+import { type ParseArgsOptionsConfig, parseArgs } from 'node:util'
+import { ConfigError } from '../config.ts'
+
+export const EXIT_FAILURE = 1
+export const EXIT_USAGE = 2
+
+/**
+ * What a command refuses to do: `usage` when the command line itself is wrong (exit 2, the
+ * usage is printed), `failure` when it was right but the work cannot be done (exit 1).
+ */
+export class CommandError extends Error {
+  override name = 'CommandError'
+  readonly kind: 'usage' | 'failure'
+
+  constructor(kind: 'usage' | 'failure', message: string) {
+    super(message)
+    this.kind = kind
+  }
+
+  get exitCode(): number {
+    return this.kind === 'usage' ? EXIT_USAGE : EXIT_FAILURE
+  }
+}
+
+export const usageError = (message: string): CommandError => new CommandError('usage', message)
+export const commandFailed = (message: string): CommandError => new CommandError('failure', message)
+
+export interface Command<Context> {
+  /** `name --flag VALUE [--optional]`: one line of the usage text. */
+  readonly usage: string
+  run(context: Context, args: string[]): Promise<unknown>
+}
+
+/** Flags as `node:util` parses them (`--no-<flag>` turns a boolean off); a mistake is a usage error. */
+export function parseFlags<const T extends ParseArgsOptionsConfig>(
+  args: string[],
+  options: T,
+  settings: { positionals?: boolean } = {},
+) {
+  try {
+    return parseArgs({
+      args,
+      options,
+      strict: true,
+      allowPositionals: settings.positionals ?? false,
+      allowNegative: true,
+    })
+  } catch (error) {
+    throw usageError((error as Error).message)
+  }
+}
+
+/** A flag that must be given with a non-empty value. */
+export function requiredFlag(value: unknown, name: string): string {
+  if (typeof value !== 'string' || value === '') throw usageError(`--${name} is required`)
+  return value
+}
+
+function usageText<Context>(program: string, commands: Record<string, Command<Context>>): string {
+  return `usage: ${program} <command>\n${Object.values(commands)
+    .map((c) => `  ${c.usage}`)
+    .join('\n')}`
+}
+
+/**
+ * Runs the command named by `argv[0]` with the rest as its arguments and exits: `open` gives
+ * what commands work with (the service's database, checked for pending migrations) and is
+ * closed after the command, whatever happened.
+ */
+export async function runCommandLine<Context>(options: {
+  program: string
+  commands: Record<string, Command<Context>>
+  open: () => Promise<{ context: Context; close(): Promise<void> }>
+  argv?: string[]
+}): Promise<never> {
+  const [name, ...args] = options.argv ?? process.argv.slice(2)
+  const usage = usageText(options.program, options.commands)
+  const command = name && Object.hasOwn(options.commands, name) ? options.commands[name] : undefined
+  if (!command) {
+    process.stderr.write(`${name ? `error: unknown command ${name}\n` : ''}${usage}\n`)
+    process.exit(EXIT_USAGE)
+  }
+  let code: number = EXIT_FAILURE
+  try {
+    const { context, close } = await options.open()
+    try {
+      const result = await command.run(context, args)
+      process.stdout.write(`${JSON.stringify(result, null, 2)}\n`)
+      code = 0
+    } finally {
+      await close()
+    }
+  } catch (error) {
+    if (error instanceof CommandError) {
+      process.stderr.write(`error: ${error.message}\n${error.kind === 'usage' ? `${usage}\n` : ''}`)
+      code = error.exitCode
+    } else if (error instanceof ConfigError) {
+      process.stderr.write(`${error.message}\n`)
+    } else {
+      process.stderr.write(`error: ${error instanceof Error ? error.message : String(error)}\n`)
+      if (process.env.DEBUG) console.error(error)
+    }
+  }
+  process.exit(code)
+}

@@ -1,2 +1,0 @@
-export { prettyLine } from './pretty.ts'
-export { repoRoot, type ServiceDescriptor, service, services } from './services.ts'
