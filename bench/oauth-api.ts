@@ -23,7 +23,7 @@ async function serveOurs(): Promise<void> {
   const { createTestDatabase } = await import('../packages/shared/src/testing/index.ts')
   const { oauthService } = await import('../packages/oauth-server/src/service.ts')
   const { buildApp } = await import('../packages/oauth-server/src/app.ts')
-  const { createApplication, createUser } = await import('../packages/oauth-server/src/admin.ts')
+  const { createApplication, createUser } = await import('../packages/oauth-server/src/accounts.ts')
   const { issueTokens, newGrantId } = await import('../packages/oauth-server/src/grants/issue.ts')
   const database = await createTestDatabase<import('../packages/oauth-server/src/db/schema.ts').OAuthDB>(
     'oauthbench',

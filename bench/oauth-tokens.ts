@@ -42,7 +42,7 @@ async function serveOurs(): Promise<void> {
   const { createTestDatabase } = await import('../packages/shared/src/testing/index.ts')
   const { oauthService } = await import('../packages/oauth-server/src/service.ts')
   const { buildApp } = await import('../packages/oauth-server/src/app.ts')
-  const { createApplication, createUser } = await import('../packages/oauth-server/src/admin.ts')
+  const { createApplication, createUser } = await import('../packages/oauth-server/src/accounts.ts')
   const { digest, generateSecret } = await import('../packages/oauth-server/src/domain/secrets.ts')
   const { s256 } = await import('../packages/oauth-server/src/domain/pkce.ts')
   const { randomUUID } = await import('node:crypto')

@@ -26,7 +26,7 @@ process.env.TEST_DATABASE_URL = DATABASE_URL
 const { createTestDatabase } = await import('../packages/shared/src/testing/index.ts')
 const { launchService } = await import('../packages/shared/src/index.ts')
 const { oauthService } = await import('../packages/oauth-server/src/service.ts')
-const { createApplication, createUser } = await import('../packages/oauth-server/src/admin.ts')
+const { createApplication, createUser } = await import('../packages/oauth-server/src/accounts.ts')
 const { issueTokens, newGrantId } = await import('../packages/oauth-server/src/grants/issue.ts')
 type OAuthDB = import('../packages/oauth-server/src/db/schema.ts').OAuthDB
 

@@ -1,6 +1,6 @@
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createPersonalAccessToken, createUser } from '../src/admin.ts'
+import { createPersonalAccessToken, createUser } from '../src/accounts.ts'
 import { basic, issueToken, seed, startServer, type TestServer } from './helpers.ts'
 
 let server: TestServer
@@ -76,12 +76,9 @@ describe('RFC 6750 3.1: GitLab 401 and 403 bodies with WWW-Authenticate', () => 
     expect(res.json().error).toBe('invalid_token')
   })
   it('expired or revoked personal access token: 401 invalid_token', async () => {
-    const expired = await createPersonalAccessToken(server.db, {
-      username: 'alice',
-      name: 'old',
-      scopes: ['api'],
-      expiresAt: '2020-01-01',
-    })
+    // a token made for a day now past (new tokens must expire in the future)
+    const expired = await createPersonalAccessToken(server.db, { username: 'alice', name: 'old', scopes: ['api'] })
+    await sql`update personal_access_tokens set expires_at = '2020-01-01' where id = ${expired.id}`.execute(server.db)
     expect((await get('/api/v4/user', { 'private-token': expired.token })).json().error).toBe('invalid_token')
     const revoked = await createPersonalAccessToken(server.db, { username: 'alice', name: 'gone', scopes: ['api'] })
     await sql`update personal_access_tokens set revoked_at = now() where id = ${revoked.id}`.execute(server.db)

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createApplication } from '../src/admin.ts'
+import { createApplication } from '../src/accounts.ts'
 import { buildApp } from '../src/app.ts'
 import { defaultSettings } from '../src/config.ts'
 import { totp } from '../src/domain/totp.ts'

@@ -7,7 +7,7 @@
 import * as openid from 'openid-client'
 import { AuthorizationCode, ResourceOwnerPassword } from 'simple-oauth2'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createApplication } from '../src/admin.ts'
+import { createApplication } from '../src/accounts.ts'
 import { authorizeInBrowser, Browser, PASSWORD, seed, startServer, type TestServer } from './helpers.ts'
 
 let server: TestServer

@@ -1,7 +1,7 @@
 import { createTestDatabase, type TestDatabase } from '@campus/shared/testing'
 import type { FastifyInstance } from 'fastify'
 import type { Kysely } from 'kysely'
-import { createApplication, createUser } from '../src/admin.ts'
+import { createApplication, createUser } from '../src/accounts.ts'
 import { buildApp } from '../src/app.ts'
 import { defaultSettings, type OAuthSettings } from '../src/config.ts'
 import type { OAuthDB } from '../src/db/schema.ts'

@@ -1,6 +1,6 @@
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createApplication, createUser } from '../src/admin.ts'
+import { createApplication, createUser } from '../src/accounts.ts'
 import { buildApp } from '../src/app.ts'
 import { defaultSettings } from '../src/config.ts'
 import { s256 } from '../src/domain/pkce.ts'

@@ -1,21 +1,19 @@
 /** grant_type=authorization_code (RFC 6749 4.1.3, RFC 7636 4.5-4.6, RFC 9700 2.1.1 and 4.5). */
-import type { ServerContext } from '../context.ts'
 import type { Application } from '../db/schema.ts'
-import { ACCESS_TOKEN_TTL } from '../domain/lifetimes.ts'
-import { isValidCodeVerifier, s256, verifierMatches } from '../domain/pkce.ts'
+import { isValidCodeVerifier, s256 } from '../domain/pkce.ts'
 import { digest } from '../domain/secrets.ts'
 import { InvalidGrant, InvalidRequest } from '../errors.ts'
-import { findAuthorizationCode, redeemAuthorizationCode } from '../repositories/codes.ts'
+import { type CodeAttempt, checkAuthorizationCode } from '../repositories/codes.ts'
 import { revokeGrant } from '../repositories/tokens.ts'
 import { findUserById } from '../repositories/users.ts'
-import { newTokenValues, tokenResponse } from './issue.ts'
-import { type GrantHandler, INVALID_GRANT_MESSAGE, requireParam } from './types.ts'
+import { redeemCode } from './issue.ts'
+import { type GrantHandler, type GrantServices, INVALID_GRANT_MESSAGE, requireParam } from './types.ts'
 
 export const authorizationCodeGrant: GrantHandler = {
   parameters: ['code', 'redirect_uri', 'code_verifier'],
   clientRequired: true,
 
-  async handle(context, { params, client }) {
+  async handle(services, { params, client }) {
     const code = requireParam(params, 'code')
     const redirectUri = requireParam(params, 'redirect_uri')
     const verifier = params.code_verifier
@@ -23,37 +21,34 @@ export const authorizationCodeGrant: GrantHandler = {
       throw new InvalidRequest('code_verifier must be 43 to 128 characters of [A-Za-z0-9-._~].')
     }
     const application = client as Application
-    const values = newTokenValues(application.grant_types.includes('refresh_token'))
-    // the common case in one round trip: every binding is checked by the update itself
-    const redeemed = await redeemAuthorizationCode(context.db, {
+    const attempt: CodeAttempt = {
       digest: digest(code),
       applicationId: application.id,
       redirectUri,
       verifier: verifier ?? null,
       verifierS256: verifier === undefined ? null : s256(verifier),
-      accessDigest: digest(values.accessToken),
-      refreshDigest: values.refreshToken ? digest(values.refreshToken) : null,
-      ttlSeconds: ACCESS_TOKEN_TTL,
-    })
-    if (redeemed) {
-      const response = tokenResponse(values, redeemed.scopes, redeemed.createdAt)
-      if (!redeemed.scopes.includes('openid')) return response
-      return { ...response, id_token: await idTokenFor(context, application, redeemed) }
     }
-    throw await whyNotRedeemed(context, code, redirectUri, verifier, application)
+    // the common case in one round trip: every binding rule is checked by the update itself
+    const redeemed = await redeemCode(services.db, attempt, application.grant_types.includes('refresh_token'))
+    if (redeemed) {
+      const { response, code: grant } = redeemed
+      if (!grant.scopes.includes('openid')) return response
+      return { ...response, id_token: await idTokenFor(services, application, grant) }
+    }
+    throw await whyNotRedeemed(services, attempt)
   },
 }
 
 /** OpenID Connect Core 3.1.3.3: the id_token of a code redeemed with the openid scope. */
 export async function idTokenFor(
-  context: ServerContext,
+  services: Pick<GrantServices, 'db' | 'settings' | 'openid'>,
   client: Application,
   grant: { userId: number; scopes: string[]; nonce: string | null; authTime: Date | null },
 ): Promise<string> {
-  const user = await findUserById(context.db, grant.userId)
+  const user = await findUserById(services.db, grant.userId)
   if (!user) throw new InvalidGrant(INVALID_GRANT_MESSAGE)
-  return context.openid.idToken({
-    issuer: context.settings.issuer,
+  return services.openid.idToken({
+    issuer: services.settings.issuer,
     clientId: client.uid,
     user,
     scopes: grant.scopes,
@@ -62,31 +57,24 @@ export async function idTokenFor(
   })
 }
 
-/** The error for a code that did not redeem; a used code is a replay and ends its grant. */
+/** The error for a code that did not redeem, from the rule that refused it; a used code is a replay and ends its grant. */
 async function whyNotRedeemed(
-  context: ServerContext,
-  code: string,
-  redirectUri: string,
-  verifier: string | undefined,
-  client: Application,
+  services: Pick<GrantServices, 'db' | 'changes'>,
+  attempt: CodeAttempt,
 ): Promise<InvalidGrant> {
-  const { db } = context
-  const row = await findAuthorizationCode(db, digest(code))
-  if (!row || row.application_id !== client.id) return new InvalidGrant(INVALID_GRANT_MESSAGE)
-  if (row.consumed_at) {
+  const check = await checkAuthorizationCode(services.db, attempt)
+  if (!check?.rules.client) return new InvalidGrant(INVALID_GRANT_MESSAGE)
+  const { rules } = check
+  if (!rules.unused) {
     // a second redemption (or the loser of a concurrent one) means the code leaked:
     // nothing issued from it stays valid
-    await context.commitChange((trx) => revokeGrant(trx, row.grant_id))
+    await services.changes.commit((trx) => revokeGrant(trx, check.grantId))
     return new InvalidGrant(INVALID_GRANT_MESSAGE)
   }
-  if (row.expired || row.redirect_uri !== redirectUri) return new InvalidGrant(INVALID_GRANT_MESSAGE)
-  if (row.code_challenge) {
-    if (verifier === undefined) return new InvalidGrant('PKCE verification failed: code_verifier is required.')
-    if (!verifierMatches(verifier, row.code_challenge, row.code_challenge_method ?? 'S256')) {
-      return new InvalidGrant('PKCE verification failed.')
-    }
-  } else if (verifier !== undefined) {
-    // downgrade defence: a verifier for a code requested without a challenge
+  if (!rules.live || !rules.redirect_uri) return new InvalidGrant(INVALID_GRANT_MESSAGE)
+  if (!rules.verifier_sent) return new InvalidGrant('PKCE verification failed: code_verifier is required.')
+  if (!rules.verifier_matches) return new InvalidGrant('PKCE verification failed.')
+  if (!rules.challenge_made) {
     return new InvalidGrant('PKCE verification failed: the authorization request had no code_challenge.')
   }
   return new InvalidGrant(INVALID_GRANT_MESSAGE)

@@ -1,7 +1,7 @@
-import type { ServerContext } from '../context.ts'
 import type { Application } from '../db/schema.ts'
 import { matchesDigest } from '../domain/secrets.ts'
 import { InvalidClient, InvalidRequest } from '../errors.ts'
+import type { OAuthServices } from '../oauth-app.ts'
 import { findApplicationByUid } from '../repositories/applications.ts'
 
 export type ClientAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'none'
@@ -59,7 +59,7 @@ export function readClientCredentials(
  * constant time); a public client only names itself and must not send a secret.
  */
 export async function authenticateClient(
-  context: Pick<ServerContext, 'db' | 'clientCache' | 'syncCaches'>,
+  services: Pick<OAuthServices, 'db' | 'changes'>,
   credentials: ClientCredentials,
 ): Promise<Application> {
   const basic = credentials.method === 'client_secret_basic'
@@ -68,15 +68,16 @@ export async function authenticateClient(
       'Client authentication failed due to unknown client, no client authentication included, or unsupported authentication method.',
       basic,
     )
-  let application = context.clientCache.get(credentials.clientId)
+  const { clients } = services.changes
+  let application = clients.get(credentials.clientId)
   if (application) {
-    await context.syncCaches()
-    application = context.clientCache.get(credentials.clientId)
+    await services.changes.sync()
+    application = clients.get(credentials.clientId)
   }
   if (!application) {
-    application = await findApplicationByUid(context.db, credentials.clientId)
+    application = await findApplicationByUid(services.db, credentials.clientId)
     if (!application) throw failed()
-    context.clientCache.set(credentials.clientId, application)
+    clients.set(credentials.clientId, application)
   }
   if (application.confidential) {
     if (credentials.secret === undefined || !matchesDigest(credentials.secret, application.secret_digest))

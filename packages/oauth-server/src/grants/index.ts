@@ -1,3 +1,4 @@
+import type { OAuthSettings } from '../config.ts'
 import { authorizationCodeGrant } from './authorization-code.ts'
 import { passwordGrant } from './password.ts'
 import { refreshTokenGrant } from './refresh-token.ts'
@@ -8,4 +9,9 @@ export const grants: Record<string, GrantHandler> = {
   authorization_code: authorizationCodeGrant,
   password: passwordGrant,
   refresh_token: refreshTokenGrant,
+}
+
+/** Grant types this server offers now (the password grant can be switched off). */
+export function enabledGrantTypes(settings: OAuthSettings): string[] {
+  return Object.keys(grants).filter((g) => g !== 'password' || settings.passwordGrant)
 }

@@ -4,7 +4,8 @@ import type { OAuthDB } from '../db/schema.ts'
 import { ACCESS_TOKEN_TTL } from '../domain/lifetimes.ts'
 import { formatScope } from '../domain/scopes.ts'
 import { digest, generateSecret } from '../domain/secrets.ts'
-import { insertTokenPair } from '../repositories/tokens.ts'
+import { type CodeAttempt, type RedeemedCode, redeemAuthorizationCode } from '../repositories/codes.ts'
+import { grantSource, insertTokens, type NewTokens, type TokenGrant } from '../repositories/tokens.ts'
 
 /** The token endpoint's success body (RFC 6749 5.1, GitLab's fields). */
 export interface TokenResponse {
@@ -43,20 +44,38 @@ export function tokenResponse(
   }
 }
 
-/** Issues an access token, and a refresh token when asked, inside the caller's transaction. */
-export async function issueTokens(
-  db: Kysely<OAuthDB> | Transaction<OAuthDB>,
-  grant: { applicationId: number | null; userId: number; scopes: string[]; grantId: string; refresh: boolean },
-): Promise<TokenResponse> {
-  const values = newTokenValues(grant.refresh)
-  const createdAt = await insertTokenPair(db, {
+/** Fresh token values and the digests that are stored of them. */
+function newTokens(refresh: boolean) {
+  const values = newTokenValues(refresh)
+  const digests: NewTokens = {
     accessDigest: digest(values.accessToken),
     refreshDigest: values.refreshToken ? digest(values.refreshToken) : null,
-    applicationId: grant.applicationId,
-    userId: grant.userId,
-    scopes: grant.scopes,
-    grantId: grant.grantId,
     ttlSeconds: ACCESS_TOKEN_TTL,
-  })
-  return tokenResponse(values, grant.scopes, createdAt)
+  }
+  return { values, digests }
+}
+
+/**
+ * Issues an access token, and a refresh token when asked, inside the caller's transaction (the
+ * password, refresh and implicit grants); `redeemCode` is the same path for a code.
+ */
+export async function issueTokens(
+  db: Kysely<OAuthDB> | Transaction<OAuthDB>,
+  grant: TokenGrant & { refresh: boolean },
+): Promise<TokenResponse> {
+  const { values, digests } = newTokens(grant.refresh)
+  const row = await insertTokens(db, grantSource(grant), digests)
+  if (!row) throw new Error('the token insert yielded no row')
+  return tokenResponse(values, grant.scopes, row.created_at)
+}
+
+/** Redeems a code for tokens in one statement; undefined when a binding rule refused it. */
+export async function redeemCode(
+  db: Kysely<OAuthDB>,
+  attempt: CodeAttempt,
+  refresh: boolean,
+): Promise<{ response: TokenResponse; code: RedeemedCode } | undefined> {
+  const { values, digests } = newTokens(refresh)
+  const code = await redeemAuthorizationCode(db, attempt, digests)
+  return code ? { response: tokenResponse(values, code.scopes, code.createdAt), code } : undefined
 }

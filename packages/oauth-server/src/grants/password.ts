@@ -4,11 +4,9 @@
  * generic error before their password is checked (they use personal access tokens). Failures
  * are throttled per account and per IP. No refresh token.
  */
+import { checkPassword, completeSignIn } from '../credentials.ts'
 import { resolveScopes, SCOPES } from '../domain/scopes.ts'
 import { InvalidGrant, InvalidScope, TemporarilyUnavailable } from '../errors.ts'
-import { verifyPassword } from '../passwords.ts'
-import { findUserByLogin, recordSignIn } from '../repositories/users.ts'
-import { throttleAccount } from '../throttle.ts'
 import { issueTokens, newGrantId } from './issue.ts'
 import { type GrantHandler, INVALID_GRANT_MESSAGE, requireParam } from './types.ts'
 
@@ -16,36 +14,24 @@ export const passwordGrant: GrantHandler = {
   parameters: ['username', 'password', 'scope'],
   clientRequired: false,
 
-  async handle({ db, throttle }, { params, client, ip }) {
+  async handle(services, { params, client, ip }) {
     const username = requireParam(params, 'username')
     const password = requireParam(params, 'password')
     // check the scope first: a malformed request costs no password verification
     const scope = resolveScopes(params.scope, client ? client.scopes : SCOPES)
     if (!scope.ok) throw new InvalidScope(scope.reason)
-    // GitLab's find_by_login: a username or an email address
-    const user = await findUserByLogin(db, username)
-    const account = throttleAccount(user, username)
-    const wait = await throttle.blocked(account, ip)
-    if (wait !== undefined) throw new TemporarilyUnavailable('Too many failed sign-in attempts. Retry later.', wait)
-    if (user?.otp_secret) {
-      // GitLab refuses a user with two-factor authentication before looking at the password, so
-      // the answer confirms nothing; the verification against no hash keeps the time the same.
-      // Nothing was tried, so nothing is counted.
-      await verifyPassword(undefined, password)
-      throw new InvalidGrant(INVALID_GRANT_MESSAGE)
+    // GitLab's find_by_login (a username or an email address); its find_with_user_password finds
+    // no blocked user, and a user with two-factor authentication is refused: the generic answer,
+    // which confirms nothing
+    const check = await checkPassword(services, { login: username, password, ip, twoFactor: 'refuse' })
+    if (check.outcome === 'throttled') {
+      throw new TemporarilyUnavailable('Too many failed sign-in attempts. Retry later.', check.wait)
     }
-    if (!(await verifyPassword(user?.password_hash, password)) || !user) {
-      await throttle.failed(account, ip)
-      throw new InvalidGrant(INVALID_GRANT_MESSAGE)
-    }
-    await throttle.succeeded(account)
-    // GitLab's find_with_user_password finds no blocked user: the generic answer, which does not
-    // confirm the password either
-    if (user.locked) throw new InvalidGrant(INVALID_GRANT_MESSAGE)
-    await recordSignIn(db, user.id)
-    return issueTokens(db, {
+    if (check.outcome !== 'accepted') throw new InvalidGrant(INVALID_GRANT_MESSAGE)
+    await completeSignIn(services, check.user)
+    return issueTokens(services.db, {
       applicationId: client?.id ?? null,
-      userId: user.id,
+      userId: check.user.id,
       scopes: scope.scopes,
       grantId: newGrantId(),
       refresh: false,

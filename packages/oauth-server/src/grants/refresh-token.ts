@@ -1,5 +1,4 @@
 /** grant_type=refresh_token (RFC 6749 6) with rotation and reuse detection (RFC 9700 4.14.2). */
-import type { ServerContext } from '../context.ts'
 import { parseScope, within } from '../domain/scopes.ts'
 import { digest } from '../domain/secrets.ts'
 import { InvalidGrant, InvalidScope } from '../errors.ts'
@@ -7,7 +6,7 @@ import { findRefreshToken, revokeAccessToken, revokeGrant, rotateRefreshToken } 
 import { findUserById } from '../repositories/users.ts'
 import { idTokenFor } from './authorization-code.ts'
 import { issueTokens } from './issue.ts'
-import { type GrantHandler, INVALID_GRANT_MESSAGE, requireParam } from './types.ts'
+import { type GrantHandler, type GrantServices, INVALID_GRANT_MESSAGE, requireParam } from './types.ts'
 
 export const refreshTokenGrant: GrantHandler = {
   parameters: ['refresh_token', 'scope'],
@@ -36,7 +35,7 @@ export const refreshTokenGrant: GrantHandler = {
       }
       scopes = asked
     }
-    const result = await context.commitChange(async (trx) => {
+    const result = await context.changes.commit(async (trx) => {
       if (!(await rotateRefreshToken(trx, token.id))) return undefined
       if (token.access_token_id !== null) await revokeAccessToken(trx, token.access_token_id)
       return issueTokens(trx, {
@@ -61,6 +60,6 @@ export const refreshTokenGrant: GrantHandler = {
   },
 }
 
-async function endFamily(context: ServerContext, grantId: string): Promise<void> {
-  await context.commitChange((trx) => revokeGrant(trx, grantId))
+async function endFamily(context: Pick<GrantServices, 'changes'>, grantId: string): Promise<void> {
+  await context.changes.commit((trx) => revokeGrant(trx, grantId))
 }

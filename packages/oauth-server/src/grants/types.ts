@@ -1,7 +1,10 @@
-import type { ServerContext } from '../context.ts'
 import type { Application } from '../db/schema.ts'
 import { InvalidRequest } from '../errors.ts'
+import type { OAuthServices } from '../oauth-app.ts'
 import type { TokenResponse } from './issue.ts'
+
+/** What the grants work with. */
+export type GrantServices = Pick<OAuthServices, 'db' | 'settings' | 'throttle' | 'changes' | 'openid'>
 
 /** One grant request after the shared steps: allow-listed parameters and the client, if any. */
 export interface GrantRequest {
@@ -15,7 +18,7 @@ export interface GrantHandler {
   readonly parameters: readonly string[]
   /** Whether the client must identify itself (public) or authenticate (confidential). */
   readonly clientRequired: boolean
-  handle(context: ServerContext, request: GrantRequest): Promise<TokenResponse>
+  handle(services: GrantServices, request: GrantRequest): Promise<TokenResponse>
 }
 
 export function requireParam(params: Record<string, string | undefined>, name: string): string {

@@ -1,10 +1,10 @@
 /** The signed-in account of a page request, and the frame of every account page. */
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import type { ServerContext } from '../context.ts'
 import type { User } from '../db/schema.ts'
+import type { OAuthServices } from '../oauth-app.ts'
 import { findUserById } from '../repositories/users.ts'
 import { html, type SafeHtml } from './html.ts'
-import { sendPage } from './layout.ts'
+import { csrfField, sendPage } from './layout.ts'
 import { csrfToken, loadSession, type Session } from './session.ts'
 
 export interface Account {
@@ -14,15 +14,16 @@ export interface Account {
 }
 
 /** The session's user, unless signed out, half signed in or locked. */
-export async function currentAccount(request: FastifyRequest, context: ServerContext): Promise<Account | undefined> {
+export async function currentAccount(
+  request: FastifyRequest,
+  context: Pick<OAuthServices, 'db' | 'settings'>,
+): Promise<Account | undefined> {
   const session = await loadSession(request, context)
   if (!session?.row.user_id) return undefined
   const user = await findUserById(context.db, session.row.user_id)
   if (!user || user.locked) return undefined
   return { user, session, csrf: csrfToken(session) }
 }
-
-export const csrfField = (token: string) => html`<input type="hidden" name="csrf_token" value="${token}">`
 
 function navigation(account: Account): SafeHtml {
   return html`<header class="top"><nav aria-label="Account">

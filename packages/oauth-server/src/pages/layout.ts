@@ -119,3 +119,6 @@ for (const button of document.querySelectorAll('button[data-copy]')) {
   })
 }
 `
+
+/** The session's CSRF token, carried by every form. */
+export const csrfField = (token: string): SafeHtml => html`<input type="hidden" name="csrf_token" value="${token}">`

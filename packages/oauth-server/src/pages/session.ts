@@ -5,32 +5,42 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { isHttpsIssuer } from '../config.ts'
-import type { ServerContext } from '../context.ts'
 import { ANONYMOUS_SESSION_TTL, SESSION_TTL } from '../domain/lifetimes.ts'
 import { openSecret, sealSecret } from '../domain/secret-box.ts'
 import { derive, digest, generateSecret, safeEqual } from '../domain/secrets.ts'
-import { deleteSession, findLiveSession, type SessionRow } from '../repositories/sessions.ts'
+import type { OAuthServices } from '../oauth-app.ts'
+import {
+  deleteSession,
+  findLiveSession,
+  insertSession,
+  type SessionRow,
+  setSessionFlash,
+  takeSessionFlash,
+} from '../repositories/sessions.ts'
+
+/** What sessions need of the server. */
+type Context = Pick<OAuthServices, 'db' | 'settings'>
 
 export interface Session {
   rawId: string
   row: SessionRow
 }
 
-function cookieName(context: ServerContext): string {
+function cookieName(context: Context): string {
   // __Host- pins the cookie to this origin when it can be Secure
   return isSecure(context) ? '__Host-campus_session' : 'campus_session'
 }
 
-const isSecure = (context: ServerContext) => isHttpsIssuer(context.settings)
+const isSecure = (context: Context) => isHttpsIssuer(context.settings)
 
-export async function loadSession(request: FastifyRequest, context: ServerContext): Promise<Session | undefined> {
+export async function loadSession(request: FastifyRequest, context: Context): Promise<Session | undefined> {
   const rawId = request.cookies[cookieName(context)]
   if (!rawId || rawId.length > 100) return undefined
   const row = await findLiveSession(context.db, digest(rawId))
   return row ? { rawId, row } : undefined
 }
 
-function setCookie(reply: FastifyReply, context: ServerContext, rawId: string, ttlSeconds: number): void {
+function setCookie(reply: FastifyReply, context: Context, rawId: string, ttlSeconds: number): void {
   reply.setCookie(cookieName(context), rawId, {
     path: '/',
     httpOnly: true,
@@ -43,7 +53,7 @@ function setCookie(reply: FastifyReply, context: ServerContext, rawId: string, t
 /** A new session (anonymous, half signed-in or signed-in) replacing `previous`. */
 export async function startSession(
   reply: FastifyReply,
-  context: ServerContext,
+  context: Context,
   previous: Session | undefined,
   state: { userId?: number; pendingUserId?: number } = {},
 ): Promise<Session> {
@@ -51,39 +61,23 @@ export async function startSession(
   const rawId = generateSecret('session')
   const signedIn = state.userId !== undefined
   const ttl = signedIn ? SESSION_TTL : ANONYMOUS_SESSION_TTL
-  const id = digest(rawId)
-  await context.db
-    .insertInto('sessions')
-    .values({
-      id_digest: id,
-      user_id: state.userId ?? null,
-      pending_user_id: state.pendingUserId ?? null,
-      authenticated_at: signedIn ? new Date() : null,
-      expires_at: new Date(Date.now() + ttl * 1000),
-    })
-    .execute()
-  setCookie(reply, context, rawId, ttl)
-  return {
-    rawId,
-    row: {
-      id_digest: id,
-      user_id: state.userId ?? null,
-      pending_user_id: state.pendingUserId ?? null,
-      authenticated_at: signedIn ? new Date() : null,
-      expires_at: new Date(Date.now() + ttl * 1000),
-    },
+  const row: SessionRow = {
+    id_digest: digest(rawId),
+    user_id: state.userId ?? null,
+    pending_user_id: state.pendingUserId ?? null,
+    authenticated_at: signedIn ? new Date() : null,
+    expires_at: new Date(Date.now() + ttl * 1000),
   }
+  await insertSession(context.db, row)
+  setCookie(reply, context, rawId, ttl)
+  return { rawId, row }
 }
 
-export async function ensureSession(
-  request: FastifyRequest,
-  reply: FastifyReply,
-  context: ServerContext,
-): Promise<Session> {
+export async function ensureSession(request: FastifyRequest, reply: FastifyReply, context: Context): Promise<Session> {
   return (await loadSession(request, context)) ?? startSession(reply, context, undefined)
 }
 
-export async function endSession(reply: FastifyReply, context: ServerContext, session: Session | undefined) {
+export async function endSession(reply: FastifyReply, context: Context, session: Session | undefined) {
   if (session) await deleteSession(context.db, session.row.id_digest)
   reply.clearCookie(cookieName(context), { path: '/' })
 }
@@ -105,31 +99,21 @@ export interface Flash {
 
 /** Keeps a one-time message for the next page, sealed under the server key. */
 export async function setFlash(
-  context: ServerContext,
+  context: Context,
   session: Session,
   flash: Flash,
-  db: ServerContext['db'] = context.db,
+  db: OAuthServices['db'] = context.db,
 ): Promise<void> {
-  await db
-    .updateTable('sessions')
-    .set({ flash_sealed: sealSecret(context.settings.secretKey, JSON.stringify(flash), FLASH_PURPOSE) })
-    .where('id_digest', '=', session.row.id_digest)
-    .execute()
+  await setSessionFlash(
+    db,
+    session.row.id_digest,
+    sealSecret(context.settings.secretKey, JSON.stringify(flash), FLASH_PURPOSE),
+  )
 }
 
 /** Reads and clears the one-time message in one statement: it is shown once, even to two tabs. */
-export async function takeFlash(context: ServerContext, session: Session): Promise<Flash> {
-  const row = await context.db
-    .with('old', (db) =>
-      db.selectFrom('sessions').select(['id_digest', 'flash_sealed']).where('id_digest', '=', session.row.id_digest),
-    )
-    .updateTable('sessions')
-    .from('old')
-    .set({ flash_sealed: null })
-    .whereRef('sessions.id_digest', '=', 'old.id_digest')
-    .where('old.flash_sealed', 'is not', null)
-    .returning('old.flash_sealed as sealed')
-    .executeTakeFirst()
-  if (!row?.sealed) return {}
-  return JSON.parse(openSecret(context.settings.secretKey, row.sealed, FLASH_PURPOSE)) as Flash
+export async function takeFlash(context: Context, session: Session): Promise<Flash> {
+  const sealed = await takeSessionFlash(context.db, session.row.id_digest)
+  if (!sealed) return {}
+  return JSON.parse(openSecret(context.settings.secretKey, sealed, FLASH_PURPOSE)) as Flash
 }

@@ -1,5 +1,5 @@
-import type { FastifyInstance } from 'fastify'
-import { OAuthErrorBody } from '../routes/schemas.ts'
+import fp from 'fastify-plugin'
+import { OAuthErrorBody } from '../schemas/oauth.ts'
 
 const MALFORMED = { ...OAuthErrorBody, description: 'invalid_request: a malformed URL, parameter or body' }
 const TOO_LARGE = { ...OAuthErrorBody, description: 'invalid_request: the body exceeds the size limit' }
@@ -14,17 +14,20 @@ const UNSUPPORTED = {
  * `invalid_request`. This documents those answers on every route that does not already.
  * Register before the routes: onRoute sees only routes added after it.
  */
-export function documentFrameworkResponses(app: FastifyInstance): void {
-  app.addHook('onRoute', (route) => {
-    const schema = route.schema
-    if (!schema || (schema as { hide?: boolean }).hide) return
-    const response = (schema.response ?? {}) as Record<string, unknown>
-    const methods = Array.isArray(route.method) ? route.method : [route.method]
-    response['400'] ??= MALFORMED
-    if (methods.some((m) => m === 'POST' || m === 'PUT' || m === 'PATCH')) {
-      response['413'] ??= TOO_LARGE
-      response['415'] ??= UNSUPPORTED
-    }
-    schema.response = response
-  })
-}
+export const frameworkResponsesPlugin = fp(
+  async (app) => {
+    app.addHook('onRoute', (route) => {
+      const schema = route.schema
+      if (!schema || (schema as { hide?: boolean }).hide) return
+      const response = (schema.response ?? {}) as Record<string, unknown>
+      const methods = Array.isArray(route.method) ? route.method : [route.method]
+      response['400'] ??= MALFORMED
+      if (methods.some((m) => m === 'POST' || m === 'PUT' || m === 'PATCH')) {
+        response['413'] ??= TOO_LARGE
+        response['415'] ??= UNSUPPORTED
+      }
+      schema.response = response
+    })
+  },
+  { name: 'oauth-framework-responses' },
+)

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
 import { oauthErrors } from '../errors.ts'
 
 const hasNul = (value: unknown): boolean =>
@@ -9,19 +9,24 @@ const hasNul = (value: unknown): boolean =>
  * username, a nonce...) would fail its query with a 500. No parameter of this server may hold
  * it, so it is refused at the door as invalid_request, naming the parameter.
  */
-export function refuseNulCharacters(app: FastifyInstance): void {
-  app.addHook('preHandler', async (request) => {
-    for (const [part, values] of [
-      ['query', request.query],
-      ['body', request.body],
-      ['path', request.params],
-    ] as const) {
-      if (!values || typeof values !== 'object') continue
-      for (const [name, value] of Object.entries(values)) {
-        if (hasNul(value)) {
-          throw oauthErrors.validation([{ loc: [part, name], msg: 'must not contain the NUL character', type: 'nul' }])
+export const textParametersPlugin = fp(
+  async (app) => {
+    app.addHook('preHandler', async (request) => {
+      for (const [part, values] of [
+        ['query', request.query],
+        ['body', request.body],
+        ['path', request.params],
+      ] as const) {
+        if (!values || typeof values !== 'object') continue
+        for (const [name, value] of Object.entries(values)) {
+          if (hasNul(value)) {
+            throw oauthErrors.validation([
+              { loc: [part, name], msg: 'must not contain the NUL character', type: 'nul' },
+            ])
+          }
         }
       }
-    }
-  })
-}
+    })
+  },
+  { name: 'oauth-text-parameters' },
+)

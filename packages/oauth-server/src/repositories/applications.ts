@@ -1,4 +1,5 @@
 import { type Insertable, type Kysely, sql } from 'kysely'
+import type { ChangeTransaction } from '../changes/commit.ts'
 import type { Application, ApplicationsTable, OAuthDB } from '../db/schema.ts'
 
 type Db = Kysely<OAuthDB>
@@ -48,7 +49,7 @@ export interface ApplicationChanges {
 
 /** Sets an application's grant list (an administrator's change); undefined when there is no such application. */
 export async function setApplicationGrantTypes(
-  db: Db,
+  db: ChangeTransaction,
   uid: string,
   grantTypes: string[],
 ): Promise<Application | undefined> {
@@ -62,7 +63,7 @@ export async function setApplicationGrantTypes(
 
 /** Changes an application of `ownerId`; undefined when it is not theirs. */
 export async function updateOwnedApplication(
-  db: Db,
+  db: ChangeTransaction,
   id: number,
   ownerId: number,
   changes: Partial<ApplicationChanges>,
@@ -76,7 +77,7 @@ export async function updateOwnedApplication(
     .executeTakeFirst()
 }
 
-export async function deleteOwnedApplication(db: Db, id: number, ownerId: number): Promise<boolean> {
+export async function deleteOwnedApplication(db: ChangeTransaction, id: number, ownerId: number): Promise<boolean> {
   const row = await db
     .deleteFrom('applications')
     .where('id', '=', id)
@@ -91,7 +92,7 @@ export async function deleteOwnedApplication(db: Db, id: number, ownerId: number
  * (the database refuses anything else): 'owned' when the application belongs to a user.
  */
 export async function setApplicationTrusted(
-  db: Db,
+  db: ChangeTransaction,
   id: number,
   trusted: boolean,
 ): Promise<'changed' | 'owned' | 'unknown'> {
@@ -104,4 +105,9 @@ export async function setApplicationTrusted(
     .executeTakeFirst()
   if (row) return 'changed'
   return (await findApplicationById(db, id)) ? 'owned' : 'unknown'
+}
+
+/** Holds the application's row until the transaction ends: changes of one application run one at a time. */
+export async function lockApplication(trx: ChangeTransaction, id: number): Promise<void> {
+  await trx.selectFrom('applications').select('id').where('id', '=', id).forUpdate().execute()
 }

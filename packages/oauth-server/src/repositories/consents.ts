@@ -1,4 +1,5 @@
 import { type Kysely, sql } from 'kysely'
+import type { ChangeTransaction } from '../changes/commit.ts'
 import type { OAuthDB } from '../db/schema.ts'
 
 type Db = Kysely<OAuthDB>
@@ -54,10 +55,14 @@ export async function lockUserConsents(trx: Db, userId: number): Promise<void> {
 /**
  * Withdraws what the user approved for an application: the consent, every code not yet
  * redeemed, and every access and refresh token of that application for that user. Run it in
- * a transaction: codes go before tokens, so a redemption in flight (which holds its code's
+ * the change's transaction: codes go before tokens, so a redemption in flight (which holds its code's
  * row) finishes first and its tokens are then revoked too.
  */
-export async function revokeAuthorization(trx: Db, userId: number, applicationId: number): Promise<void> {
+export async function revokeAuthorization(
+  trx: ChangeTransaction,
+  userId: number,
+  applicationId: number,
+): Promise<void> {
   await lockUserConsents(trx, userId)
   await trx.deleteFrom('consents').where('user_id', '=', userId).where('application_id', '=', applicationId).execute()
   await trx

@@ -20,20 +20,33 @@ export async function insertPersonalAccessToken(
     .executeTakeFirstOrThrow()
 }
 
-export async function findPersonalAccessToken(
-  db: Db,
-  digest: Buffer,
-): Promise<(PersonalAccessToken & { expired: boolean }) | undefined> {
+/** A token expires at the start of its expiry day (by the database clock). */
+const EXPIRED = sql<boolean>`coalesce(expires_at <= current_date, false)`.as('expired')
+
+export type PersonalAccessTokenRow = PersonalAccessToken & { expired: boolean }
+
+export async function findPersonalAccessToken(db: Db, digest: Buffer): Promise<PersonalAccessTokenRow | undefined> {
   return db
     .selectFrom('personal_access_tokens')
     .selectAll()
-    .select(sql<boolean>`coalesce(expires_at <= current_date, false)`.as('expired'))
+    .select(EXPIRED)
     .where('digest', '=', digest)
     .executeTakeFirst()
 }
 
-export async function listPersonalAccessTokens(db: Db, userId: number): Promise<PersonalAccessToken[]> {
-  return db.selectFrom('personal_access_tokens').selectAll().where('user_id', '=', userId).orderBy('id').execute()
+/** A user's tokens, oldest first (or newest first). */
+export async function listPersonalAccessTokens(
+  db: Db,
+  userId: number,
+  order: 'asc' | 'desc' = 'asc',
+): Promise<PersonalAccessTokenRow[]> {
+  return db
+    .selectFrom('personal_access_tokens')
+    .selectAll()
+    .select(EXPIRED)
+    .where('user_id', '=', userId)
+    .orderBy('id', order)
+    .execute()
 }
 
 /** Last use, at most once a minute per token so reads do not turn into a write each. */

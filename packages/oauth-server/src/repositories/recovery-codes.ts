@@ -3,17 +3,6 @@ import type { OAuthDB } from '../db/schema.ts'
 
 type Db = Kysely<OAuthDB> | Transaction<OAuthDB>
 
-/** Replaces the user's recovery codes by these digests. */
-export async function replaceRecoveryCodes(db: Db, userId: number, digests: Buffer[]): Promise<void> {
-  await db.deleteFrom('recovery_codes').where('user_id', '=', userId).execute()
-  if (digests.length) {
-    await db
-      .insertInto('recovery_codes')
-      .values(digests.map((digest) => ({ user_id: userId, digest })))
-      .execute()
-  }
-}
-
 /** Uses up one recovery code; false when it is unknown or already used (one statement, so once only). */
 export async function useRecoveryCode(db: Db, userId: number, digest: Buffer): Promise<boolean> {
   const row = await db

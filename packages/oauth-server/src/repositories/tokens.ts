@@ -1,46 +1,57 @@
-import { type Kysely, sql, type Transaction } from 'kysely'
+import { type Kysely, type RawBuilder, sql, type Transaction } from 'kysely'
+import type { ChangeTransaction } from '../changes/commit.ts'
 import type { OAuthDB, User } from '../db/schema.ts'
 
 type Db = Kysely<OAuthDB> | Transaction<OAuthDB>
 
-export interface NewTokenPair {
+/** The digests of a new access token (and refresh token) and how long the access token lives. */
+export interface NewTokens {
   accessDigest: Buffer
   refreshDigest: Buffer | null
+  ttlSeconds: number
+}
+
+/** Who and what new tokens are for: the columns a token source yields. */
+export interface TokenGrant {
   applicationId: number | null
   userId: number
   scopes: string[]
   grantId: string
-  ttlSeconds: number
 }
 
-/** Inserts an access token (and its refresh token); returns the creation time. */
-export async function insertTokenPair(db: Db, pair: NewTokenPair): Promise<Date> {
-  const access = await db
-    .insertInto('access_tokens')
-    .values({
-      digest: pair.accessDigest,
-      application_id: pair.applicationId,
-      user_id: pair.userId,
-      scopes: pair.scopes,
-      grant_id: pair.grantId,
-      expires_at: sql<Date>`now() + make_interval(secs => ${pair.ttlSeconds})`,
-    })
-    .returning(['id', 'created_at'])
-    .executeTakeFirstOrThrow()
-  if (pair.refreshDigest) {
-    await db
-      .insertInto('refresh_tokens')
-      .values({
-        digest: pair.refreshDigest,
-        application_id: pair.applicationId,
-        user_id: pair.userId,
-        access_token_id: access.id,
-        scopes: pair.scopes,
-        grant_id: pair.grantId,
-      })
-      .execute()
-  }
-  return access.created_at
+/** A token source made of the grant's own values (password, refresh and implicit grants). */
+export const grantSource = (
+  grant: TokenGrant,
+): RawBuilder<{ application_id: number | null; user_id: number; scopes: string[] }> =>
+  sql`select ${grant.applicationId}::int as application_id, ${grant.userId}::int as user_id,
+    ${grant.scopes}::text[] as scopes, ${grant.grantId}::uuid as grant_id`
+
+/**
+ * The one statement that writes token rows, whatever the grant: an access token (and, with a
+ * refresh digest, its refresh token) for each row `source` yields (`application_id`, `user_id`,
+ * `scopes`, `grant_id`, and any more columns, returned as they are). One round trip, and atomic
+ * with the source itself (a code's consumption): nothing when the source yields no row.
+ */
+export async function insertTokens<Row extends { scopes: string[]; user_id: number }>(
+  db: Db,
+  source: RawBuilder<Row>,
+  tokens: NewTokens,
+): Promise<(Row & { created_at: Date }) | undefined> {
+  const result = await sql<Row & { created_at: Date }>`
+    with source as (${source}), access as (
+      insert into access_tokens (digest, application_id, user_id, scopes, grant_id, expires_at)
+      select ${tokens.accessDigest}, application_id, user_id, scopes, grant_id,
+             now() + make_interval(secs => ${tokens.ttlSeconds})
+      from source
+      returning id, created_at
+    ), refresh as (
+      insert into refresh_tokens (digest, application_id, user_id, access_token_id, scopes, grant_id)
+      select ${tokens.refreshDigest}::bytea, s.application_id, s.user_id, a.id, s.scopes, s.grant_id
+      from source s, access a where ${tokens.refreshDigest}::bytea is not null
+      returning id
+    )
+    select s.*, a.created_at from source s, access a`.execute(db)
+  return result.rows[0]
 }
 
 export interface AccessTokenInfo {
@@ -119,7 +130,7 @@ export async function rotateRefreshToken(db: Db, id: number): Promise<boolean> {
   return row !== undefined
 }
 
-export async function revokeAccessToken(db: Db, id: number): Promise<void> {
+export async function revokeAccessToken(db: ChangeTransaction, id: number): Promise<void> {
   await db
     .updateTable('access_tokens')
     .set({ revoked_at: sql<Date>`now()` })
@@ -129,7 +140,7 @@ export async function revokeAccessToken(db: Db, id: number): Promise<void> {
 }
 
 /** Revokes every access and refresh token of one grant (a code's family or a refresh chain). */
-export async function revokeGrant(db: Db, grantId: string): Promise<void> {
+export async function revokeGrant(db: ChangeTransaction, grantId: string): Promise<void> {
   await db
     .updateTable('access_tokens')
     .set({ revoked_at: sql<Date>`now()` })
@@ -227,7 +238,7 @@ export async function listAnonymousTokens(db: Db, userId: number): Promise<Anony
 }
 
 /** Revokes one of the user's own client-less tokens; false when there is no such live token. */
-export async function revokeAnonymousToken(db: Db, userId: number, tokenId: number): Promise<boolean> {
+export async function revokeAnonymousToken(db: ChangeTransaction, userId: number, tokenId: number): Promise<boolean> {
   const row = await db
     .updateTable('access_tokens')
     .set({ revoked_at: sql<Date>`now()` })

@@ -1,6 +1,8 @@
 import { type Kysely, sql } from 'kysely'
+import type { ChangeTransaction } from '../changes/commit.ts'
 import type { NewUser, OAuthDB, User } from '../db/schema.ts'
 
+/** Reads and bookkeeping writes (sign-in times, TOTP steps) take any handle; changes take a ChangeTransaction. */
 type Db = Kysely<OAuthDB>
 
 export async function insertUser(db: Db, user: NewUser): Promise<User> {
@@ -62,9 +64,13 @@ export interface ProfileChanges {
   job_title?: string
 }
 
-export async function updateProfile(db: Db, id: number, changes: ProfileChanges): Promise<User | undefined> {
-  if (Object.keys(changes).length === 0) return findUserById(db, id)
-  return db.updateTable('users').set(changes).where('id', '=', id).returningAll().executeTakeFirst()
+export async function updateProfile(
+  trx: ChangeTransaction,
+  id: number,
+  changes: ProfileChanges,
+): Promise<User | undefined> {
+  if (Object.keys(changes).length === 0) return findUserById(trx, id)
+  return trx.updateTable('users').set(changes).where('id', '=', id).returningAll().executeTakeFirst()
 }
 
 /** Sign-in accepts the username or the email address. */
@@ -90,8 +96,8 @@ export async function listUsers(db: Db): Promise<User[]> {
   return db.selectFrom('users').selectAll().orderBy('id').execute()
 }
 
-/** Locks or unlocks an account; locking also ends its browser sessions. Run it in a transaction. */
-export async function setUserLocked(trx: Db, id: number, locked: boolean): Promise<boolean> {
+/** Locks or unlocks an account; locking also ends its browser sessions. */
+export async function setUserLocked(trx: ChangeTransaction, id: number, locked: boolean): Promise<boolean> {
   const row = await trx.updateTable('users').set({ locked }).where('id', '=', id).returning('id').executeTakeFirst()
   if (row && locked) await trx.deleteFrom('sessions').where('user_id', '=', id).execute()
   return row !== undefined
@@ -103,33 +109,29 @@ export async function setPendingOtpSecret(db: Db, id: number, sealed: string | n
 
 /** Turns the confirmed seed on (the confirming step counts as used) and stores the recovery code digests. */
 export async function enableTwoFactor(
-  db: Db,
+  trx: ChangeTransaction,
   id: number,
   sealed: string,
   step: number,
   recoveryDigests: Buffer[],
 ): Promise<void> {
-  await db.transaction().execute(async (trx) => {
-    await trx
-      .updateTable('users')
-      .set({ otp_secret: sealed, otp_last_step: step, otp_pending_secret: null })
-      .where('id', '=', id)
-      .execute()
-    await trx.deleteFrom('recovery_codes').where('user_id', '=', id).execute()
-    await trx
-      .insertInto('recovery_codes')
-      .values(recoveryDigests.map((digest) => ({ user_id: id, digest })))
-      .execute()
-  })
+  await trx
+    .updateTable('users')
+    .set({ otp_secret: sealed, otp_last_step: step, otp_pending_secret: null })
+    .where('id', '=', id)
+    .execute()
+  await trx.deleteFrom('recovery_codes').where('user_id', '=', id).execute()
+  await trx
+    .insertInto('recovery_codes')
+    .values(recoveryDigests.map((digest) => ({ user_id: id, digest })))
+    .execute()
 }
 
-export async function disableTwoFactor(db: Db, id: number): Promise<void> {
-  await db.transaction().execute(async (trx) => {
-    await trx
-      .updateTable('users')
-      .set({ otp_secret: null, otp_last_step: null, otp_pending_secret: null })
-      .where('id', '=', id)
-      .execute()
-    await trx.deleteFrom('recovery_codes').where('user_id', '=', id).execute()
-  })
+export async function disableTwoFactor(trx: ChangeTransaction, id: number): Promise<void> {
+  await trx
+    .updateTable('users')
+    .set({ otp_secret: null, otp_last_step: null, otp_pending_secret: null })
+    .where('id', '=', id)
+    .execute()
+  await trx.deleteFrom('recovery_codes').where('user_id', '=', id).execute()
 }

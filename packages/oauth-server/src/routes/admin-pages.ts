@@ -1,37 +1,31 @@
 /** /admin: users (lock, unlock) and applications (trusted). Anyone but an administrator gets 404. */
-import type { ServerContext } from '../context.ts'
+
+import { routePlugin } from '../oauth-app.ts'
 import { sendAccountPage } from '../pages/account.ts'
+import { accountGet, accountPost, notFound } from '../pages/account-routes.ts'
+import { IdParams, pathId } from '../pages/forms.ts'
 import { setFlash, takeFlash } from '../pages/session.ts'
 import { adminApplicationsPage, adminUsersPage } from '../pages/views/admin.ts'
 import { listAllApplications, setApplicationTrusted } from '../repositories/applications.ts'
 import { listUsers, setUserLocked } from '../repositories/users.ts'
-import { accountGet, accountPost, IdParams, notFound, pathId } from './account-routes.ts'
-import type { OAuthApp } from './types.ts'
 
-export function adminPageRoutes(app: OAuthApp, context: ServerContext): void {
-  const { db } = context
+export const adminPageRoutes = routePlugin('oauth-admin-pages-routes', (app) => {
+  const { db } = app
 
-  accountGet(
-    app,
-    context,
-    '/admin/users',
-    { summary: 'Users (administrators)', admin: true },
-    async (_r, reply, account) => {
-      const flash = await takeFlash(context, account.session)
-      const page = adminUsersPage({
-        csrf: account.csrf,
-        users: await listUsers(db),
-        selfId: account.user.id,
-        notice: flash.notice,
-      })
-      return sendAccountPage(reply, account, 'Users', page)
-    },
-  )
+  accountGet(app, '/admin/users', { summary: 'Users (administrators)', admin: true }, async (_r, reply, account) => {
+    const flash = await takeFlash(app, account.session)
+    const page = adminUsersPage({
+      csrf: account.csrf,
+      users: await listUsers(db),
+      selfId: account.user.id,
+      notice: flash.notice,
+    })
+    return sendAccountPage(reply, account, 'Users', page)
+  })
 
   for (const action of ['lock', 'unlock'] as const) {
     accountPost(
       app,
-      context,
       `/admin/users/:id/${action}`,
       {
         summary:
@@ -47,9 +41,9 @@ export function adminPageRoutes(app: OAuthApp, context: ServerContext): void {
         const changed =
           id !== undefined &&
           id !== account.user.id &&
-          (await context.commitChange((trx) => setUserLocked(trx, id, action === 'lock')))
+          (await app.changes.commit((trx) => setUserLocked(trx, id, action === 'lock')))
         if (!changed) return notFound(reply)
-        await setFlash(context, account.session, {
+        await setFlash(app, account.session, {
           notice: action === 'lock' ? 'The user was locked.' : 'The user was unlocked.',
         })
         return reply.redirect('/admin/users', 303)
@@ -59,11 +53,10 @@ export function adminPageRoutes(app: OAuthApp, context: ServerContext): void {
 
   accountGet(
     app,
-    context,
     '/admin/applications',
     { summary: 'Applications (administrators)', admin: true },
     async (_r, reply, account) => {
-      const flash = await takeFlash(context, account.session)
+      const flash = await takeFlash(app, account.session)
       const page = adminApplicationsPage({
         csrf: account.csrf,
         applications: await listAllApplications(db),
@@ -76,7 +69,6 @@ export function adminPageRoutes(app: OAuthApp, context: ServerContext): void {
   for (const action of ['trust', 'untrust'] as const) {
     accountPost(
       app,
-      context,
       `/admin/applications/:id/${action}`,
       {
         summary: action === 'trust' ? 'Mark an application trusted (no consent page)' : 'Mark an application untrusted',
@@ -88,9 +80,9 @@ export function adminPageRoutes(app: OAuthApp, context: ServerContext): void {
         const outcome =
           id === undefined
             ? 'unknown'
-            : await context.commitChange((trx) => setApplicationTrusted(trx, id, action === 'trust'))
+            : await app.changes.commit((trx) => setApplicationTrusted(trx, id, action === 'trust'))
         if (outcome === 'unknown') return notFound(reply)
-        await setFlash(context, account.session, {
+        await setFlash(app, account.session, {
           notice:
             outcome === 'owned'
               ? 'Only instance-wide applications can be trusted: this one belongs to a user, who could point it anywhere.'
@@ -102,4 +94,4 @@ export function adminPageRoutes(app: OAuthApp, context: ServerContext): void {
       },
     )
   }
-}
+})

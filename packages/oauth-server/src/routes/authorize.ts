@@ -1,7 +1,6 @@
 /** GET and POST /oauth/authorize: validate, sign in if needed, consent, redirect back. */
 import type { FastifyReply } from 'fastify'
 import Type from 'typebox'
-import { authorizationErrorPage, consentPage } from '../authorization/pages.ts'
 import {
   type AuthorizationRequest,
   fromSearchParams,
@@ -10,15 +9,15 @@ import {
   validateAuthorizationRequest,
 } from '../authorization/request.ts'
 import { approve, errorRedirect, targetOf } from '../authorization/response.ts'
-import type { ServerContext } from '../context.ts'
 import { consentAlreadyGiven, isInstanceWide } from '../domain/consent.ts'
 import { AccessDenied } from '../errors.ts'
+import { type OAuthServices, routePlugin } from '../oauth-app.ts'
 import { sendErrorPage, sendPage } from '../pages/layout.ts'
 import { csrfToken, loadSession, type Session, validCsrf } from '../pages/session.ts'
+import { authorizationErrorPage, consentPage } from '../pages/views/sign-in.ts'
 import { findConsentScopes, lockUserConsents, recordConsent } from '../repositories/consents.ts'
 import { findUserById } from '../repositories/users.ts'
-import { HtmlPage, Redirect } from './pages-schema.ts'
-import type { OAuthApp } from './types.ts'
+import { HtmlPage, Redirect } from '../schemas/pages.ts'
 
 const AuthorizeQuery = Type.Object(
   {
@@ -83,14 +82,14 @@ function answerError(
   )
 }
 
-async function signedInUser(context: ServerContext, session: Session | undefined) {
+async function signedInUser(services: Pick<OAuthServices, 'db'>, session: Session | undefined) {
   if (!session?.row.user_id) return undefined
-  const user = await findUserById(context.db, session.row.user_id)
+  const user = await findUserById(services.db, session.row.user_id)
   return user && !user.locked ? user : undefined
 }
 
-export function authorizeRoutes(app: OAuthApp, context: ServerContext): void {
-  const { db, settings } = context
+export const authorizeRoutes = routePlugin('oauth-authorize-routes', (app) => {
+  const { db, settings } = app
 
   app.get(
     '/oauth/authorize',
@@ -117,8 +116,8 @@ export function authorizeRoutes(app: OAuthApp, context: ServerContext): void {
       if (validation.kind === 'page') return sendErrorPage(reply, 400, INVALID_CLIENT_TITLE, validation.message)
       if (validation.kind === 'redirect') return answerError(reply, validation, settings.issuer, 302)
       const authorization = validation.request
-      const session = await loadSession(request, context)
-      const user = await signedInUser(context, session)
+      const session = await loadSession(request, app)
+      const user = await signedInUser(app, session)
       if (!user) {
         return reply.redirect(`/users/sign_in?return_to=${encodeURIComponent(authorizeUrl(authorization))}`, 302)
       }
@@ -163,7 +162,7 @@ export function authorizeRoutes(app: OAuthApp, context: ServerContext): void {
     },
     async (request, reply) => {
       const body = (request.body ?? {}) as Record<string, unknown>
-      const session = await loadSession(request, context)
+      const session = await loadSession(request, app)
       if (!validCsrf(session, body.csrf_token)) {
         return sendErrorPage(
           reply,
@@ -176,7 +175,7 @@ export function authorizeRoutes(app: OAuthApp, context: ServerContext): void {
       if (validation.kind === 'page') return sendErrorPage(reply, 400, INVALID_CLIENT_TITLE, validation.message)
       if (validation.kind === 'redirect') return answerError(reply, validation, settings.issuer, 303)
       const authorization = validation.request
-      const user = await signedInUser(context, session)
+      const user = await signedInUser(app, session)
       if (!user) {
         return reply.redirect(`/users/sign_in?return_to=${encodeURIComponent(authorizeUrl(authorization))}`, 303)
       }
@@ -194,4 +193,4 @@ export function authorizeRoutes(app: OAuthApp, context: ServerContext): void {
       return reply.redirect(target, 303)
     },
   )
-}
+})

@@ -1,39 +1,11 @@
 /** OpenID Connect discovery, JWKS and userinfo (GitLab's paths). */
 import Type from 'typebox'
-import type { ServerContext } from '../context.ts'
+import { authenticate } from '../api-auth.ts'
+import { JWKS_PATH, openidConfiguration, USERINFO_PATH } from '../discovery.ts'
 import { InsufficientScope } from '../errors.ts'
+import { routePlugin } from '../oauth-app.ts'
 import { userClaims } from '../openid.ts'
-import { authenticate } from '../plugins/api-auth.ts'
-import { ApiErrorResponses, ApiSecurity } from './api/schemas.ts'
-import { metadata } from './metadata.ts'
-import type { OAuthApp } from './types.ts'
-
-export const JWKS_PATH = '/oauth/discovery/keys'
-export const USERINFO_PATH = '/oauth/userinfo'
-
-export function openidConfiguration(context: ServerContext) {
-  const base = metadata(context)
-  const { issuer } = context.settings
-  return {
-    ...base,
-    userinfo_endpoint: `${issuer}${USERINFO_PATH}`,
-    subject_types_supported: ['public'],
-    id_token_signing_alg_values_supported: ['RS256'],
-    claims_supported: [
-      'iss',
-      'sub',
-      'aud',
-      'exp',
-      'iat',
-      'auth_time',
-      'nonce',
-      'name',
-      'nickname',
-      'preferred_username',
-      'email',
-    ],
-  }
-}
+import { ApiErrorResponses, ApiSecurity } from '../schemas/api.ts'
 
 const Jwks = Type.Object({ keys: Type.Array(Type.Object({}, { additionalProperties: true })) })
 
@@ -45,7 +17,7 @@ const UserInfo = Type.Object({
   email: Type.Optional(Type.String()),
 })
 
-export function openidRoutes(app: OAuthApp, context: ServerContext): void {
+export const openidRoutes = routePlugin('oauth-openid-routes', (app) => {
   app.get(
     '/.well-known/openid-configuration',
     {
@@ -55,7 +27,7 @@ export function openidRoutes(app: OAuthApp, context: ServerContext): void {
         response: { 200: Type.Object({}, { additionalProperties: true }) },
       },
     },
-    async () => openidConfiguration(context),
+    async () => openidConfiguration(app.settings),
   )
 
   app.get(
@@ -63,7 +35,7 @@ export function openidRoutes(app: OAuthApp, context: ServerContext): void {
     { schema: { tags: ['OAuth'], summary: 'Keys that sign id_tokens (JWKS)', response: { 200: Jwks } } },
     async (_request, reply) => {
       reply.header('cache-control', 'public, max-age=300')
-      return context.openid.jwks()
+      return app.openid.jwks()
     },
   )
 
@@ -78,9 +50,9 @@ export function openidRoutes(app: OAuthApp, context: ServerContext): void {
       },
     },
     async (request) => {
-      const principal = await authenticate(request, context)
+      const principal = await authenticate(request, app)
       if (!principal.scopes.includes('openid')) throw new InsufficientScope('openid')
       return { sub: String(principal.user.id), ...userClaims(principal.user, principal.scopes) }
     },
   )
-}
+})

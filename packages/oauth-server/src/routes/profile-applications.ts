@@ -1,13 +1,14 @@
 /** /profile/applications: register, show, edit, renew, delete; authorized applications and revoke. */
 import type { FastifyRequest } from 'fastify'
 import Type from 'typebox'
-import type { ServerContext } from '../context.ts'
+import { applicationProblems, createApplication, sentence } from '../accounts.ts'
 import type { Application } from '../db/schema.ts'
 import { GRANT_TYPES, ropcEnabled, withRopc } from '../domain/grant-types.ts'
-import { redirectUriProblem } from '../domain/redirect-uri.ts'
-import { isKnownScope } from '../domain/scopes.ts'
-import { digest, generateClientId, generateSecret } from '../domain/secrets.ts'
+import { digest, generateSecret } from '../domain/secrets.ts'
+import { routePlugin } from '../oauth-app.ts'
 import { sendAccountPage } from '../pages/account.ts'
+import { accountGet, accountPost, notFound } from '../pages/account-routes.ts'
+import { field, fieldList, IdParams, pathId } from '../pages/forms.ts'
 import { setFlash, takeFlash } from '../pages/session.ts'
 import {
   type ApplicationForm,
@@ -20,15 +21,13 @@ import {
 import {
   deleteOwnedApplication,
   findApplicationById,
-  insertApplication,
   listApplicationsOwnedBy,
+  lockApplication,
   updateOwnedApplication,
 } from '../repositories/applications.ts'
 import { listConsents, revokeAuthorization } from '../repositories/consents.ts'
 import { listAnonymousTokens, revokeAnonymousToken } from '../repositories/tokens.ts'
-import { accountGet, accountPost, fieldList, IdParams, notFound, pathId } from './account-routes.ts'
-import { field, Redirect } from './pages-schema.ts'
-import type { OAuthApp } from './types.ts'
+import { Redirect } from '../schemas/pages.ts'
 
 const FormBody = {
   name: Type.Optional(Type.String({ description: 'Application name' })),
@@ -66,16 +65,8 @@ interface Checked {
   uris: string[]
 }
 
+/** The form against the application rules: its errors as sentences, which fields to mark, the redirect URIs. */
 function check(form: ApplicationForm): Checked {
-  const errors: string[] = []
-  const invalid = new Set<string>()
-  if (!form.name.trim()) {
-    errors.push('Name is required.')
-    invalid.add('name')
-  } else if (form.name.length > 255) {
-    errors.push('Name is too long (at most 255 characters).')
-    invalid.add('name')
-  }
   const uris = [
     ...new Set(
       form.redirectUris
@@ -84,20 +75,8 @@ function check(form: ApplicationForm): Checked {
         .filter(Boolean),
     ),
   ]
-  if (uris.length === 0) {
-    errors.push('At least one redirect URI is required.')
-    invalid.add('redirect_uris')
-  }
-  for (const uri of uris) {
-    const problem = redirectUriProblem(uri)
-    if (problem) {
-      errors.push(`Redirect URI ${uri} ${problem}.`)
-      invalid.add('redirect_uris')
-    }
-  }
-  if (form.scopes.length === 0) errors.push('Select at least one scope.')
-  for (const s of form.scopes) if (!isKnownScope(s)) errors.push(`The scope ${s} is unknown.`)
-  return { errors, invalid, uris }
+  const problems = applicationProblems({ name: form.name, redirectUris: uris, scopes: form.scopes })
+  return { errors: problems.map(sentence), invalid: new Set(problems.map((p) => p.field)), uris }
 }
 
 const formOf = (a: Application): ApplicationForm => ({
@@ -108,8 +87,8 @@ const formOf = (a: Application): ApplicationForm => ({
   passwordGrant: ropcEnabled(a),
 })
 
-export function profileApplicationRoutes(app: OAuthApp, context: ServerContext): void {
-  const { db } = context
+export const profileApplicationRoutes = routePlugin('oauth-profile-applications-routes', (app) => {
+  const { db } = app
 
   async function owned(request: FastifyRequest, userId: number): Promise<Application | undefined> {
     const id = pathId(request)
@@ -123,30 +102,23 @@ export function profileApplicationRoutes(app: OAuthApp, context: ServerContext):
     async (_request, reply) => reply.redirect('/profile/applications', 302),
   )
 
-  accountGet(
-    app,
-    context,
-    '/profile/applications',
-    { summary: 'Applications page' },
-    async (_request, reply, account) => {
-      const flash = await takeFlash(context, account.session)
-      const page = applicationsPage({
-        csrf: account.csrf,
-        applications: await listApplicationsOwnedBy(db, account.user.id),
-        authorized: await listConsents(db, account.user.id),
-        anonymous: await listAnonymousTokens(db, account.user.id),
-        form: EMPTY_FORM,
-        errors: [],
-        invalid: new Set(),
-        notice: flash.notice,
-      })
-      return sendAccountPage(reply, account, 'Applications', page)
-    },
-  )
+  accountGet(app, '/profile/applications', { summary: 'Applications page' }, async (_request, reply, account) => {
+    const flash = await takeFlash(app, account.session)
+    const page = applicationsPage({
+      csrf: account.csrf,
+      applications: await listApplicationsOwnedBy(db, account.user.id),
+      authorized: await listConsents(db, account.user.id),
+      anonymous: await listAnonymousTokens(db, account.user.id),
+      form: EMPTY_FORM,
+      errors: [],
+      invalid: new Set(),
+      notice: flash.notice,
+    })
+    return sendAccountPage(reply, account, 'Applications', page)
+  })
 
   accountPost(
     app,
-    context,
     '/profile/applications',
     { summary: 'Register an application', body: FormBody, unprocessable: true },
     async (request, reply, account) => {
@@ -163,18 +135,15 @@ export function profileApplicationRoutes(app: OAuthApp, context: ServerContext):
         })
         return sendAccountPage(reply, account, 'Applications', page, { status: 422 })
       }
-      const secret = form.confidential ? generateSecret('clientSecret') : null
-      const application = await insertApplication(db, {
-        uid: generateClientId(),
-        secret_digest: secret ? digest(secret) : null,
-        name: form.name.trim(),
-        redirect_uris: checked.uris,
+      const { application, secret } = await createApplication(db, {
+        name: form.name,
+        redirectUris: checked.uris,
         scopes: form.scopes,
         confidential: form.confidential,
-        grant_types: withRopc(GRANT_TYPES, form.passwordGrant),
-        owner_id: account.user.id,
+        grantTypes: withRopc(GRANT_TYPES, form.passwordGrant),
+        ownerId: account.user.id,
       })
-      await setFlash(context, account.session, {
+      await setFlash(app, account.session, {
         notice: 'The application was created.',
         ...(secret ? { secret } : {}),
       })
@@ -184,13 +153,12 @@ export function profileApplicationRoutes(app: OAuthApp, context: ServerContext):
 
   accountGet(
     app,
-    context,
     '/profile/applications/:id',
     { summary: 'One application', params: IdParams },
     async (request, reply, account) => {
       const application = await owned(request, account.user.id)
       if (!application) return notFound(reply)
-      const flash = await takeFlash(context, account.session)
+      const flash = await takeFlash(app, account.session)
       const page = applicationPage({ csrf: account.csrf, application, secret: flash.secret, notice: flash.notice })
       return sendAccountPage(reply, account, application.name, page, { script: true })
     },
@@ -198,7 +166,6 @@ export function profileApplicationRoutes(app: OAuthApp, context: ServerContext):
 
   accountGet(
     app,
-    context,
     '/profile/applications/:id/edit',
     { summary: 'Edit form of an application', params: IdParams },
     async (request, reply, account) => {
@@ -217,7 +184,6 @@ export function profileApplicationRoutes(app: OAuthApp, context: ServerContext):
 
   accountPost(
     app,
-    context,
     '/profile/applications/:id',
     { summary: 'Change an application', params: IdParams, body: FormBody, unprocessable: true },
     async (request, reply, account) => {
@@ -231,7 +197,7 @@ export function profileApplicationRoutes(app: OAuthApp, context: ServerContext):
       }
       // becoming confidential needs a secret; becoming public drops it
       const secret = form.confidential && !application.confidential ? generateSecret('clientSecret') : undefined
-      await context.commitChange((trx) =>
+      await app.changes.commit((trx) =>
         updateOwnedApplication(trx, application.id, account.user.id, {
           name: form.name.trim(),
           redirect_uris: checked.uris,
@@ -241,7 +207,7 @@ export function profileApplicationRoutes(app: OAuthApp, context: ServerContext):
           grant_types: withRopc(application.grant_types, form.passwordGrant),
         }),
       )
-      await setFlash(context, account.session, {
+      await setFlash(app, account.session, {
         notice: 'The application was updated.',
         ...(secret ? { secret } : {}),
       })
@@ -251,7 +217,6 @@ export function profileApplicationRoutes(app: OAuthApp, context: ServerContext):
 
   accountPost(
     app,
-    context,
     '/profile/applications/:id/renew',
     { summary: 'Renew the secret (the old one stops working at once)', params: IdParams },
     async (request, reply, account) => {
@@ -260,10 +225,10 @@ export function profileApplicationRoutes(app: OAuthApp, context: ServerContext):
       const secret = generateSecret('clientSecret')
       // Renewals of one application run one at a time, each storing its secret and the notice
       // that shows it together: after a double-click the secret shown is the one in force.
-      await context.commitChange(async (trx) => {
-        await trx.selectFrom('applications').select('id').where('id', '=', application.id).forUpdate().execute()
+      await app.changes.commit(async (trx) => {
+        await lockApplication(trx, application.id)
         await updateOwnedApplication(trx, application.id, account.user.id, { secret_digest: digest(secret) })
-        await setFlash(context, account.session, { notice: 'The secret was renewed.', secret }, trx)
+        await setFlash(app, account.session, { notice: 'The secret was renewed.', secret }, trx)
       })
       return reply.redirect(`/profile/applications/${application.id}`, 303)
     },
@@ -271,7 +236,6 @@ export function profileApplicationRoutes(app: OAuthApp, context: ServerContext):
 
   accountGet(
     app,
-    context,
     '/profile/applications/:id/delete',
     { summary: 'Confirm deleting an application', params: IdParams },
     async (request, reply, account) => {
@@ -288,44 +252,41 @@ export function profileApplicationRoutes(app: OAuthApp, context: ServerContext):
 
   accountPost(
     app,
-    context,
     '/profile/applications/:id/delete',
     { summary: 'Delete an application and its tokens', params: IdParams },
     async (request, reply, account) => {
       const application = await owned(request, account.user.id)
       if (!application) return notFound(reply)
-      await context.commitChange((trx) => deleteOwnedApplication(trx, application.id, account.user.id))
-      await setFlash(context, account.session, { notice: `The application ${application.name} was deleted.` })
+      await app.changes.commit((trx) => deleteOwnedApplication(trx, application.id, account.user.id))
+      await setFlash(app, account.session, { notice: `The application ${application.name} was deleted.` })
       return reply.redirect('/profile/applications', 303)
     },
   )
 
   accountPost(
     app,
-    context,
     '/profile/applications/authorized/:id/revoke',
     { summary: 'Revoke an authorization: the consent and every token of that application for you', params: IdParams },
     async (request, reply, account) => {
       const id = pathId(request)
       if (id === undefined) return notFound(reply)
-      await context.commitChange((trx) => revokeAuthorization(trx, account.user.id, id))
-      await setFlash(context, account.session, { notice: 'The authorization was revoked.' })
+      await app.changes.commit((trx) => revokeAuthorization(trx, account.user.id, id))
+      await setFlash(app, account.session, { notice: 'The authorization was revoked.' })
       return reply.redirect('/profile/applications', 303)
     },
   )
 
   accountPost(
     app,
-    context,
     '/profile/applications/authorized/tokens/:id/revoke',
     { summary: 'Revoke a token of a password grant made without an application', params: IdParams },
     async (request, reply, account) => {
       const id = pathId(request)
       const revoked =
-        id !== undefined && (await context.commitChange((trx) => revokeAnonymousToken(trx, account.user.id, id)))
+        id !== undefined && (await app.changes.commit((trx) => revokeAnonymousToken(trx, account.user.id, id)))
       if (!revoked) return notFound(reply)
-      await setFlash(context, account.session, { notice: 'The token was revoked.' })
+      await setFlash(app, account.session, { notice: 'The token was revoked.' })
       return reply.redirect('/profile/applications', 303)
     },
   )
-}
+})

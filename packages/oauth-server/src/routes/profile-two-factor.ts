@@ -2,25 +2,24 @@
 import { URL } from 'node:url'
 import QRCode from 'qrcode'
 import Type from 'typebox'
-import type { ServerContext } from '../context.ts'
+import { confirmPassword } from '../credentials.ts'
 import type { User } from '../db/schema.ts'
 import { generateRecoveryCodes, recoveryCodeDigest } from '../domain/recovery-codes.ts'
 import { OTP_PURPOSE, openSecret, sealSecret } from '../domain/secret-box.ts'
 import { generateTotpSecret, otpauthUri, verifyTotp } from '../domain/totp.ts'
+import { routePlugin } from '../oauth-app.ts'
 import { type Account, sendAccountPage } from '../pages/account.ts'
+import { accountGet, accountPost } from '../pages/account-routes.ts'
+import { field } from '../pages/forms.ts'
 import { setFlash, takeFlash } from '../pages/session.ts'
 import { enabledPage, enrolPage } from '../pages/views/two-factor.ts'
-import { verifyPassword } from '../passwords.ts'
 import { countUnusedRecoveryCodes } from '../repositories/recovery-codes.ts'
 import { disableTwoFactor, enableTwoFactor, findUserById, setPendingOtpSecret } from '../repositories/users.ts'
-import { accountGet, accountPost } from './account-routes.ts'
-import { field } from './pages-schema.ts'
-import type { OAuthApp } from './types.ts'
 
 const PATH = '/profile/two_factor_auth'
 
-export function profileTwoFactorRoutes(app: OAuthApp, context: ServerContext): void {
-  const { db, settings } = context
+export const profileTwoFactorRoutes = routePlugin('oauth-profile-two-factor-routes', (app) => {
+  const { db, settings } = app
 
   /** The seed offered for enrolment: kept (sealed) until confirmed, so a reload shows the same QR code. */
   async function pendingSecret(user: User): Promise<string> {
@@ -37,8 +36,8 @@ export function profileTwoFactorRoutes(app: OAuthApp, context: ServerContext): v
     return { status, page: enrolPage({ csrf: account.csrf, qrSvg, secret, otpauthUri: uri, errors }) }
   }
 
-  accountGet(app, context, PATH, { summary: 'Two-factor authentication page' }, async (_request, reply, account) => {
-    const flash = await takeFlash(context, account.session)
+  accountGet(app, PATH, { summary: 'Two-factor authentication page' }, async (_request, reply, account) => {
+    const flash = await takeFlash(app, account.session)
     if (!account.user.otp_secret) {
       const { page } = await enrolment(account, [])
       return sendAccountPage(reply, account, 'Two-factor authentication', page, { script: true })
@@ -55,7 +54,6 @@ export function profileTwoFactorRoutes(app: OAuthApp, context: ServerContext): v
 
   accountPost(
     app,
-    context,
     PATH,
     {
       summary: 'Confirm the authenticator with a code: two-factor authentication on, recovery codes shown once',
@@ -73,21 +71,23 @@ export function profileTwoFactorRoutes(app: OAuthApp, context: ServerContext): v
         return sendAccountPage(reply, account, 'Two-factor authentication', page, { status: 422, script: true })
       }
       const codes = generateRecoveryCodes()
-      await enableTwoFactor(
-        db,
-        account.user.id,
-        sealSecret(settings.secretKey, secret, OTP_PURPOSE),
-        step,
-        codes.map(recoveryCodeDigest),
+      // two_factor_enabled is part of the cached user rows: a change, so every instance forgets them
+      await app.changes.commit((trx) =>
+        enableTwoFactor(
+          trx,
+          account.user.id,
+          sealSecret(settings.secretKey, secret, OTP_PURPOSE),
+          step,
+          codes.map(recoveryCodeDigest),
+        ),
       )
-      await setFlash(context, account.session, { notice: 'Two-factor authentication is on.', codes })
+      await setFlash(app, account.session, { notice: 'Two-factor authentication is on.', codes })
       return reply.redirect(PATH, 303)
     },
   )
 
   accountPost(
     app,
-    context,
     `${PATH}/disable`,
     {
       summary: 'Disable two-factor authentication (current password required)',
@@ -97,25 +97,22 @@ export function profileTwoFactorRoutes(app: OAuthApp, context: ServerContext): v
     async (request, reply, account) => {
       const user = await findUserById(db, account.user.id)
       if (!user?.otp_secret) return reply.redirect(PATH, 303)
-      const wait = await context.throttle.blocked(user.username, request.ip)
-      const ok =
-        wait === undefined && (await verifyPassword(user.password_hash, field(request.body, 'current_password') ?? ''))
-      if (!ok) {
-        if (wait === undefined) await context.throttle.failed(user.username, request.ip)
+      const check = await confirmPassword(app, user, field(request.body, 'current_password') ?? '', request.ip)
+      if (check.outcome !== 'accepted') {
         const page = enabledPage({
           csrf: account.csrf,
           unusedCodes: await countUnusedRecoveryCodes(db, user.id),
           errors: [
-            wait === undefined
-              ? 'The password is not correct.'
-              : `Too many failed attempts. Try again in ${wait} seconds.`,
+            check.outcome === 'throttled'
+              ? `Too many failed attempts. Try again in ${check.wait} seconds.`
+              : 'The password is not correct.',
           ],
         })
         return sendAccountPage(reply, account, 'Two-factor authentication', page, { status: 422, script: true })
       }
-      await disableTwoFactor(db, user.id)
-      await setFlash(context, account.session, { notice: 'Two-factor authentication is off.' })
+      await app.changes.commit((trx) => disableTwoFactor(trx, user.id))
+      await setFlash(app, account.session, { notice: 'Two-factor authentication is off.' })
       return reply.redirect(PATH, 303)
     },
   )
-}
+})

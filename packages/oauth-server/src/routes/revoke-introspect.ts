@@ -1,16 +1,15 @@
 /** POST /oauth/revoke (RFC 7009) and POST /oauth/introspect (RFC 7662). */
 import Type from 'typebox'
-import type { ServerContext } from '../context.ts'
+import { lookupAccessToken } from '../api-auth.ts'
 import { formatScope } from '../domain/scopes.ts'
 import { digest } from '../domain/secrets.ts'
 import { InvalidClient, InvalidRequest, UnauthorizedClient } from '../errors.ts'
 import { authenticateClient, readClientCredentials } from '../grants/client-auth.ts'
-import { lookupAccessToken } from '../plugins/api-auth.ts'
+import { type OAuthServices, routePlugin } from '../oauth-app.ts'
+import { noStore, requireFormBody } from '../oauth-endpoints.ts'
 import { findAccessToken, findRefreshToken, revokeAccessToken, revokeGrant } from '../repositories/tokens.ts'
 import { findUserById } from '../repositories/users.ts'
-import { OAuthErrorResponses } from './schemas.ts'
-import { noStore, requireFormBody } from './token.ts'
-import type { OAuthApp } from './types.ts'
+import { OAuthErrorResponses } from '../schemas/oauth.ts'
 
 const TokenBody = Type.Object(
   {
@@ -24,10 +23,14 @@ const TokenBody = Type.Object(
 
 type Body = Record<string, string | undefined>
 
-async function clientOf(context: ServerContext, authorization: string | undefined, body: Body) {
+async function clientOf(
+  services: Pick<OAuthServices, 'db' | 'changes'>,
+  authorization: string | undefined,
+  body: Body,
+) {
   const credentials = readClientCredentials(authorization, body)
   if (!credentials) throw new InvalidClient('Client authentication is required.')
-  return { client: await authenticateClient(context, credentials), credentials }
+  return { client: await authenticateClient(services, credentials), credentials }
 }
 
 function requireToken(body: Body): string {
@@ -48,8 +51,8 @@ const Introspection = Type.Object({
   iss: Type.Optional(Type.String()),
 })
 
-export function revokeIntrospectRoutes(app: OAuthApp, context: ServerContext): void {
-  const { db } = context
+export const revokeIntrospectRoutes = routePlugin('oauth-revoke-introspect-routes', (app) => {
+  const { db } = app
 
   app.post(
     '/oauth/revoke',
@@ -69,7 +72,7 @@ export function revokeIntrospectRoutes(app: OAuthApp, context: ServerContext): v
       requireFormBody(request)
       const body = request.body as Body
       const credentials = readClientCredentials(request.headers.authorization, body)
-      const client = credentials ? await authenticateClient(context, credentials) : undefined
+      const client = credentials ? await authenticateClient(app, credentials) : undefined
       const token = digest(requireToken(body))
       const refreshFirst = body.token_type_hint === 'refresh_token'
       const access = refreshFirst ? undefined : await findAccessToken(db, token)
@@ -83,7 +86,7 @@ export function revokeIntrospectRoutes(app: OAuthApp, context: ServerContext): v
       if (!anonymous && found.application_id !== client?.id) {
         throw new UnauthorizedClient('You are not authorized to revoke this token', 403)
       }
-      await context.commitChange((trx) =>
+      await app.changes.commit((trx) =>
         'grant_id' in found ? revokeGrant(trx, found.grant_id) : revokeAccessToken(trx, found.id),
       )
       return {}
@@ -107,7 +110,7 @@ export function revokeIntrospectRoutes(app: OAuthApp, context: ServerContext): v
       noStore(reply)
       requireFormBody(request)
       const body = request.body as Body
-      const { client, credentials } = await clientOf(context, request.headers.authorization, body)
+      const { client, credentials } = await clientOf(app, request.headers.authorization, body)
       if (!client.confidential) {
         throw new InvalidClient(
           'Introspection is for confidential clients.',
@@ -115,8 +118,8 @@ export function revokeIntrospectRoutes(app: OAuthApp, context: ServerContext): v
         )
       }
       const presented = requireToken(body)
-      const iss = context.settings.issuer
-      const access = body.token_type_hint === 'refresh_token' ? undefined : await lookupAccessToken(context, presented)
+      const iss = app.settings.issuer
+      const access = body.token_type_hint === 'refresh_token' ? undefined : await lookupAccessToken(app, presented)
       if (access && access.status !== 'invalid') {
         if (access.status !== 'active' || access.row.application_id !== client.id || access.row.user.locked) {
           return { active: false }
@@ -154,4 +157,4 @@ export function revokeIntrospectRoutes(app: OAuthApp, context: ServerContext): v
       }
     },
   )
-}
+})

@@ -1,19 +1,13 @@
 /** Sign-in pages: password, then TOTP when the account has two-factor authentication. */
 import Type from 'typebox'
-import { signInPage, twoFactorPage } from '../authorization/pages.ts'
-import type { ServerContext } from '../context.ts'
-import type { User } from '../db/schema.ts'
-import { looksLikeRecoveryCode, recoveryCodeDigest } from '../domain/recovery-codes.ts'
-import { OTP_PURPOSE, openSecret } from '../domain/secret-box.ts'
-import { verifyTotp } from '../domain/totp.ts'
+import { checkPassword, checkSecondFactor, completeSignIn } from '../credentials.ts'
+import { routePlugin } from '../oauth-app.ts'
+import { FORBIDDEN, field, safeReturnTo } from '../pages/forms.ts'
 import { sendErrorPage, sendPage } from '../pages/layout.ts'
 import { csrfToken, endSession, ensureSession, loadSession, startSession, validCsrf } from '../pages/session.ts'
-import { verifyPassword } from '../passwords.ts'
-import { useRecoveryCode } from '../repositories/recovery-codes.ts'
-import { claimOtpStep, findUserById, findUserByLogin, recordSignIn } from '../repositories/users.ts'
-import { throttleAccount } from '../throttle.ts'
-import { field, HtmlPage, Redirect, safeReturnTo } from './pages-schema.ts'
-import type { OAuthApp } from './types.ts'
+import { signInPage, twoFactorPage } from '../pages/views/sign-in.ts'
+import { findUserById } from '../repositories/users.ts'
+import { HtmlPage, Redirect } from '../schemas/pages.ts'
 
 const MESSAGES: Record<string, string> = {
   invalid: 'Invalid username or password.',
@@ -26,20 +20,10 @@ const ReturnQuery = Type.Object({
   error: Type.Optional(Type.String({ description: 'Why the previous attempt failed' })),
 })
 
-const FORBIDDEN = 'The form expired or did not come from this site. Reload the page and try again.'
-
-export function signInRoutes(app: OAuthApp, context: ServerContext): void {
-  const { db, throttle } = context
+export const signInRoutes = routePlugin('oauth-sign-in-routes', (app) => {
+  const { db } = app
   const withReturn = (path: string, returnTo: string, error?: string) =>
     `${path}?return_to=${encodeURIComponent(returnTo)}${error ? `&error=${error}` : ''}`
-
-  /** A TOTP code (each time step once), or an unused recovery code (each once). */
-  async function secondFactorAccepted(user: User, sealedSeed: string, attempt: string): Promise<boolean> {
-    if (looksLikeRecoveryCode(attempt)) return useRecoveryCode(db, user.id, recoveryCodeDigest(attempt))
-    const seed = openSecret(context.settings.secretKey, sealedSeed, OTP_PURPOSE)
-    const step = verifyTotp(seed, attempt, user.otp_last_step)
-    return step !== undefined && (await claimOtpStep(db, user.id, step))
-  }
 
   app.get(
     '/users/sign_in',
@@ -53,7 +37,7 @@ export function signInRoutes(app: OAuthApp, context: ServerContext): void {
       },
     },
     async (request, reply) => {
-      const session = await ensureSession(request, reply, context)
+      const session = await ensureSession(request, reply, app)
       const query = request.query as Record<string, unknown>
       return sendPage(
         reply,
@@ -63,7 +47,7 @@ export function signInRoutes(app: OAuthApp, context: ServerContext): void {
           csrf: csrfToken(session),
           returnTo: safeReturnTo(field(query, 'return_to')),
           error: MESSAGES[field(query, 'error') ?? ''],
-          signupEnabled: context.settings.signupEnabled,
+          signupEnabled: app.settings.signupEnabled,
         }),
       )
     },
@@ -91,39 +75,36 @@ export function signInRoutes(app: OAuthApp, context: ServerContext): void {
       },
     },
     async (request, reply) => {
-      const session = await loadSession(request, context)
+      const session = await loadSession(request, app)
       if (!validCsrf(session, field(request.body, 'csrf_token'))) {
         return sendErrorPage(reply, 403, 'Request refused', FORBIDDEN)
       }
       const returnTo = safeReturnTo(field(request.body, 'return_to'))
-      const username = field(request.body, 'username') ?? ''
-      const password = field(request.body, 'password') ?? ''
-      const user = username ? await findUserByLogin(db, username) : undefined
-      const account = throttleAccount(user, username)
-      const wait = await throttle.blocked(account, request.ip)
-      if (wait !== undefined) {
-        reply.header('retry-after', String(wait))
-        return sendErrorPage(
-          reply,
-          429,
-          'Too many attempts',
-          `Too many failed sign-in attempts. Try again in ${wait} seconds.`,
-        )
+      const check = await checkPassword(app, {
+        login: field(request.body, 'username') ?? '',
+        password: field(request.body, 'password') ?? '',
+        ip: request.ip,
+        twoFactor: 'next-step',
+      })
+      switch (check.outcome) {
+        case 'throttled':
+          reply.header('retry-after', String(check.wait))
+          return sendErrorPage(
+            reply,
+            429,
+            'Too many attempts',
+            `Too many failed sign-in attempts. Try again in ${check.wait} seconds.`,
+          )
+        case 'refused':
+          return reply.redirect(withReturn('/users/sign_in', returnTo, 'invalid'), 303)
+        case 'locked':
+          return reply.redirect(withReturn('/users/sign_in', returnTo, 'locked'), 303)
+        case 'second_factor':
+          await startSession(reply, app, session, { pendingUserId: check.user.id })
+          return reply.redirect(withReturn('/users/two_factor', returnTo), 303)
       }
-      if (!(await verifyPassword(user?.password_hash, password)) || !user) {
-        await throttle.failed(account, request.ip)
-        return reply.redirect(withReturn('/users/sign_in', returnTo, 'invalid'), 303)
-      }
-      if (user.locked) return reply.redirect(withReturn('/users/sign_in', returnTo, 'locked'), 303)
-      if (user.otp_secret) {
-        // the counter is cleared once the second factor passes too, not by the password alone:
-        // entering the right password again must not buy more guesses at the code
-        await startSession(reply, context, session, { pendingUserId: user.id })
-        return reply.redirect(withReturn('/users/two_factor', returnTo), 303)
-      }
-      await throttle.succeeded(account)
-      await startSession(reply, context, session, { userId: user.id })
-      await recordSignIn(db, user.id)
+      await startSession(reply, app, session, { userId: check.user.id })
+      await completeSignIn(app, check.user)
       return reply.redirect(returnTo, 303)
     },
   )
@@ -140,7 +121,7 @@ export function signInRoutes(app: OAuthApp, context: ServerContext): void {
       },
     },
     async (request, reply) => {
-      const session = await loadSession(request, context)
+      const session = await loadSession(request, app)
       const query = request.query as Record<string, unknown>
       const returnTo = safeReturnTo(field(query, 'return_to'))
       if (!session?.row.pending_user_id) return reply.redirect(withReturn('/users/sign_in', returnTo), 302)
@@ -174,27 +155,26 @@ export function signInRoutes(app: OAuthApp, context: ServerContext): void {
       },
     },
     async (request, reply) => {
-      const session = await loadSession(request, context)
+      const session = await loadSession(request, app)
       if (!validCsrf(session, field(request.body, 'csrf_token'))) {
         return sendErrorPage(reply, 403, 'Request refused', FORBIDDEN)
       }
       const returnTo = safeReturnTo(field(request.body, 'return_to'))
       const user = session.row.pending_user_id ? await findUserById(db, session.row.pending_user_id) : undefined
       if (!user?.otp_secret) return reply.redirect(withReturn('/users/sign_in', returnTo), 303)
-      const account = throttleAccount(user, user.username)
-      const wait = await throttle.blocked(account, request.ip)
-      if (wait !== undefined) {
-        reply.header('retry-after', String(wait))
-        return sendErrorPage(reply, 429, 'Too many attempts', `Too many failed attempts. Try again in ${wait} seconds.`)
+      const check = await checkSecondFactor(app, user, (field(request.body, 'otp_attempt') ?? '').trim(), request.ip)
+      if (check.outcome === 'throttled') {
+        reply.header('retry-after', String(check.wait))
+        return sendErrorPage(
+          reply,
+          429,
+          'Too many attempts',
+          `Too many failed attempts. Try again in ${check.wait} seconds.`,
+        )
       }
-      const attempt = (field(request.body, 'otp_attempt') ?? '').trim()
-      if (!(await secondFactorAccepted(user, user.otp_secret, attempt))) {
-        await throttle.failed(account, request.ip)
-        return reply.redirect(withReturn('/users/two_factor', returnTo, 'otp'), 303)
-      }
-      await throttle.succeeded(account)
-      await startSession(reply, context, session, { userId: user.id })
-      await recordSignIn(db, user.id)
+      if (check.outcome !== 'accepted') return reply.redirect(withReturn('/users/two_factor', returnTo, 'otp'), 303)
+      await startSession(reply, app, session, { userId: user.id })
+      await completeSignIn(app, user)
       return reply.redirect(returnTo, 303)
     },
   )
@@ -212,12 +192,12 @@ export function signInRoutes(app: OAuthApp, context: ServerContext): void {
       },
     },
     async (request, reply) => {
-      const session = await loadSession(request, context)
+      const session = await loadSession(request, app)
       if (!validCsrf(session, field(request.body, 'csrf_token'))) {
         return sendErrorPage(reply, 403, 'Request refused', FORBIDDEN)
       }
-      await endSession(reply, context, session)
+      await endSession(reply, app, session)
       return reply.redirect('/users/sign_in', 303)
     },
   )
-}
+})

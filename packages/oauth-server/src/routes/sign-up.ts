@@ -1,19 +1,18 @@
 /** /users/sign_up: self-service accounts, only with OAUTH_SIGNUP_ENABLED (404 otherwise). */
 import Type from 'typebox'
-import { AdminError, createUser } from '../admin.ts'
-import { type SignUpForm, signUpPage } from '../authorization/pages.ts'
-import type { ServerContext } from '../context.ts'
+import { AccountError, createUser, sentence, userProblems } from '../accounts.ts'
+import { completeSignIn } from '../credentials.ts'
+import type { User } from '../db/schema.ts'
+import { routePlugin } from '../oauth-app.ts'
+import { notFound } from '../pages/account-routes.ts'
+import { FORBIDDEN, field } from '../pages/forms.ts'
 import { sendErrorPage, sendPage } from '../pages/layout.ts'
 import { csrfToken, ensureSession, loadSession, startSession, validCsrf } from '../pages/session.ts'
-import { findUserByEmail, recordSignIn } from '../repositories/users.ts'
-import { FORBIDDEN, notFound } from './account-routes.ts'
-import { field, HtmlPage, Redirect } from './pages-schema.ts'
-import type { OAuthApp } from './types.ts'
+import { type SignUpForm, signUpPage } from '../pages/views/sign-in.ts'
+import { HtmlPage, Redirect } from '../schemas/pages.ts'
 
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
-
-export function signUpRoutes(app: OAuthApp, context: ServerContext): void {
-  const { db } = context
+export const signUpRoutes = routePlugin('oauth-sign-up-routes', (app) => {
+  const { db } = app
 
   app.get(
     '/users/sign_up',
@@ -25,8 +24,8 @@ export function signUpRoutes(app: OAuthApp, context: ServerContext): void {
       },
     },
     async (request, reply) => {
-      if (!context.settings.signupEnabled) return notFound(reply)
-      const session = await ensureSession(request, reply, context)
+      if (!app.settings.signupEnabled) return notFound(reply)
+      const session = await ensureSession(request, reply, app)
       const page = signUpPage({ csrf: csrfToken(session), form: { username: '', email: '', name: '' }, errors: [] })
       return sendPage(reply, 200, 'Register', page)
     },
@@ -56,8 +55,8 @@ export function signUpRoutes(app: OAuthApp, context: ServerContext): void {
       },
     },
     async (request, reply) => {
-      if (!context.settings.signupEnabled) return notFound(reply)
-      const session = await loadSession(request, context)
+      if (!app.settings.signupEnabled) return notFound(reply)
+      const session = await loadSession(request, app)
       if (!validCsrf(session, field(request.body, 'csrf_token'))) {
         return sendErrorPage(reply, 403, 'Request refused', FORBIDDEN)
       }
@@ -67,26 +66,27 @@ export function signUpRoutes(app: OAuthApp, context: ServerContext): void {
         name: (field(request.body, 'name') ?? '').trim(),
       }
       const password = field(request.body, 'password') ?? ''
+      // the form asks for a name and an email; the account rules say what each must be
+      const input = { ...form, password }
       const errors: string[] = []
       if (!form.name) errors.push('Full name is required.')
-      if (!EMAIL.test(form.email)) errors.push('Email is not a valid address.')
-      else if (await findUserByEmail(db, form.email)) errors.push('Email is already taken.')
-      let userId: number | undefined
+      if (!form.email) errors.push('Email is required.')
+      errors.push(...(await userProblems(db, input)).map(sentence))
+      let user: User | undefined
       if (errors.length === 0) {
         try {
-          const { user } = await createUser(db, { ...form, password })
-          userId = user.id
+          user = (await createUser(db, input)).user
         } catch (error) {
-          if (!(error instanceof AdminError)) throw error
-          errors.push(`${error.message.charAt(0).toUpperCase()}${error.message.slice(1)}.`)
+          if (!(error instanceof AccountError)) throw error
+          errors.push(...error.problems.map(sentence))
         }
       }
-      if (userId === undefined) {
+      if (user === undefined) {
         return sendPage(reply, 422, 'Register', signUpPage({ csrf: csrfToken(session), form, errors }))
       }
-      await startSession(reply, context, session, { userId })
-      await recordSignIn(db, userId)
+      await startSession(reply, app, session, { userId: user.id })
+      await completeSignIn(app, user)
       return reply.redirect('/profile', 303)
     },
   )
-}
+})

@@ -5,12 +5,11 @@
  * invalid_request (app/controllers/oauth/token_info_controller.rb).
  */
 import Type from 'typebox'
-import type { ServerContext } from '../context.ts'
+import { lookupAccessToken, oauthTokenOf } from '../api-auth.ts'
 import { TokenInfoRefused } from '../errors.ts'
-import { lookupAccessToken, oauthTokenOf } from '../plugins/api-auth.ts'
-import { OAuthErrorBody } from './schemas.ts'
-import { noStore } from './token.ts'
-import type { OAuthApp } from './types.ts'
+import { routePlugin } from '../oauth-app.ts'
+import { noStore } from '../oauth-endpoints.ts'
+import { OAuthErrorBody } from '../schemas/oauth.ts'
 
 const TokenInfo = Type.Object({
   resource_owner_id: Type.Integer(),
@@ -22,7 +21,7 @@ const TokenInfo = Type.Object({
   expires_in_seconds: Type.Integer({ description: 'Alias of expires_in' }),
 })
 
-export function tokenInfoRoutes(app: OAuthApp, context: ServerContext): void {
+export const tokenInfoRoutes = routePlugin('oauth-token-info-routes', (app) => {
   app.get(
     '/oauth/token/info',
     {
@@ -43,7 +42,7 @@ export function tokenInfoRoutes(app: OAuthApp, context: ServerContext): void {
       noStore(reply)
       const token = oauthTokenOf(request)
       if (token === undefined) throw new TokenInfoRefused(false)
-      const lookup = await lookupAccessToken(context, token)
+      const lookup = await lookupAccessToken(app, token)
       if (lookup.status !== 'active' || lookup.row.user.locked) throw new TokenInfoRefused(true)
       const { row, expiresIn } = lookup
       return {
@@ -57,4 +56,4 @@ export function tokenInfoRoutes(app: OAuthApp, context: ServerContext): void {
       }
     },
   )
-}
+})

@@ -3,17 +3,16 @@
  * no-store -> form body only -> read client credentials -> select grant -> authenticate client
  * -> check the client may use the grant -> allow-listed parameters -> grant handler.
  */
-import type { FastifyReply, FastifyRequest } from 'fastify'
 import Type from 'typebox'
 import type { OAuthSettings } from '../config.ts'
-import type { ServerContext } from '../context.ts'
 import type { Application } from '../db/schema.ts'
 import { InvalidClient, InvalidRequest, UnauthorizedClient, UnsupportedGrantType } from '../errors.ts'
 import { authenticateClient, readClientCredentials } from '../grants/client-auth.ts'
-import { grants } from '../grants/index.ts'
+import { enabledGrantTypes, grants } from '../grants/index.ts'
 import type { GrantHandler } from '../grants/types.ts'
-import { OAuthErrorResponses, TokenResponseBody } from './schemas.ts'
-import type { OAuthApp } from './types.ts'
+import { routePlugin } from '../oauth-app.ts'
+import { noStore, requireFormBody } from '../oauth-endpoints.ts'
+import { OAuthErrorResponses, TokenResponseBody } from '../schemas/oauth.ts'
 
 const param = (description: string) => Type.Optional(Type.String({ description }))
 
@@ -34,22 +33,6 @@ export const TokenRequestBody = Type.Object(
 )
 
 type TokenBody = Record<string, string | undefined>
-
-export function noStore(reply: FastifyReply): void {
-  reply.header('cache-control', 'no-store').header('pragma', 'no-cache')
-}
-
-export function requireFormBody(request: FastifyRequest): void {
-  const type = request.headers['content-type'] ?? ''
-  if (!/^application\/x-www-form-urlencoded\b/i.test(type)) {
-    throw new InvalidRequest('The request body must be application/x-www-form-urlencoded.')
-  }
-}
-
-/** Grant types this server offers now (the password grant can be switched off). */
-export function enabledGrantTypes(settings: OAuthSettings): string[] {
-  return Object.keys(grants).filter((g) => g !== 'password' || settings.passwordGrant)
-}
 
 function selectGrant(settings: OAuthSettings, grantType: string | undefined): GrantHandler {
   if (grantType === undefined || grantType === '') throw new InvalidRequest('Missing required parameter: grant_type.')
@@ -72,7 +55,7 @@ function allowListed(body: TokenBody, names: readonly string[]): Record<string, 
   return params
 }
 
-export function tokenRoutes(app: OAuthApp, context: ServerContext): void {
+export const tokenRoutes = routePlugin('oauth-token-routes', (app) => {
   app.post(
     '/oauth/token',
     {
@@ -91,14 +74,14 @@ export function tokenRoutes(app: OAuthApp, context: ServerContext): void {
       requireFormBody(request)
       const body = request.body as TokenBody
       const credentials = readClientCredentials(request.headers.authorization, body)
-      const handler = selectGrant(context.settings, body.grant_type)
-      const client = credentials ? await authenticateClient(context, credentials) : undefined
+      const handler = selectGrant(app.settings, body.grant_type)
+      const client = credentials ? await authenticateClient(app, credentials) : undefined
       if (handler.clientRequired && !client) {
         throw new InvalidClient('Client authentication failed: client_id is required for this grant.')
       }
       checkClientGrant(client, body.grant_type as string)
       const params = allowListed(body, handler.parameters)
-      return handler.handle(context, { params, client, ip: request.ip })
+      return handler.handle(app, { params, client, ip: request.ip })
     },
   )
-}
+})

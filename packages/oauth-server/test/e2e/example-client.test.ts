@@ -6,7 +6,7 @@
 import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { startExample } from '../../../../examples/oauth-web-client/server.ts'
-import { createApplication, createUser } from '../../src/admin.ts'
+import { createApplication, createUser } from '../../src/accounts.ts'
 import { totp } from '../../src/domain/totp.ts'
 import { PASSWORD, seed, startServer, type TestServer } from '../helpers.ts'
 import { describeInBrowser, launchChromium, screenshot, signInOnPage } from './chromium.ts'

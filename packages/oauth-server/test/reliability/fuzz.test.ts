@@ -26,7 +26,7 @@ import {
 import fc from 'fast-check'
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createApplication, createPersonalAccessToken } from '../../src/admin.ts'
+import { createApplication, createPersonalAccessToken } from '../../src/accounts.ts'
 import { PREFIX } from '../../src/domain/secrets.ts'
 import { basic, issueToken, PASSWORD, seed, startServer, type TestServer } from '../helpers.ts'
 import { signedIn } from '../pages-helpers.ts'

@@ -1,6 +1,6 @@
 /** /admin over HTTP: users list, lock and unlock (sign-in and tokens refused), trusted applications; 404 for others. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createUser } from '../../src/admin.ts'
+import { createUser } from '../../src/accounts.ts'
 import {
   authorizeInBrowser,
   Browser,

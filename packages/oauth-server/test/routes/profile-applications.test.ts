@@ -4,7 +4,7 @@
  * at once (cached clients forgotten), delete with confirmation, authorized applications and revoke.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createUser } from '../../src/admin.ts'
+import { createUser } from '../../src/accounts.ts'
 import { authorizeInBrowser, basic, PASSWORD, postForm, seed, startServer, type TestServer } from '../helpers.ts'
 import { bearer, getPage, signedIn, submit, textOf } from '../pages-helpers.ts'
 

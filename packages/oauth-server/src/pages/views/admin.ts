@@ -1,7 +1,8 @@
 /** Administrator pages: users (lock, unlock) and applications (trusted flag). */
 import type { Application, User } from '../../db/schema.ts'
-import { csrfField, notice } from '../account.ts'
+import { notice } from '../account.ts'
 import { html, type SafeHtml } from '../html.ts'
+import { csrfField } from '../layout.ts'
 
 const when = (value: Date | null) => (value ? value.toISOString().slice(0, 16).replace('T', ' ') : 'Never')
 

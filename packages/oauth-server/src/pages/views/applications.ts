@@ -4,8 +4,9 @@ import { ropcEnabled } from '../../domain/grant-types.ts'
 import { SCOPE_DESCRIPTIONS, SCOPES } from '../../domain/scopes.ts'
 import type { AuthorizedApplication } from '../../repositories/consents.ts'
 import type { AnonymousToken } from '../../repositories/tokens.ts'
-import { csrfField, errorList, notice } from '../account.ts'
+import { errorList, notice } from '../account.ts'
 import { html, type SafeHtml } from '../html.ts'
+import { csrfField } from '../layout.ts'
 
 export interface ApplicationForm {
   name: string

@@ -1,7 +1,8 @@
 /** /profile/personal_access_tokens: create (value shown once), list, revoke. */
 import type { PersonalAccessToken } from '../../db/schema.ts'
-import { csrfField, errorList, notice } from '../account.ts'
+import { errorList, notice } from '../account.ts'
 import { html, type SafeHtml } from '../html.ts'
+import { csrfField } from '../layout.ts'
 import { scopeCheckboxes } from './applications.ts'
 
 export interface TokenForm {

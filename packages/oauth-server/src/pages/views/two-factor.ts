@@ -1,6 +1,7 @@
 /** /profile/two_factor_auth: enrol with a QR code or the manual key, recovery codes, disable. */
-import { csrfField, errorList, notice } from '../account.ts'
+import { errorList, notice } from '../account.ts'
 import { html, raw, type SafeHtml } from '../html.ts'
+import { csrfField } from '../layout.ts'
 
 export function enrolPage(input: {
   csrf: string

@@ -1,15 +1,14 @@
 /** The /api/v4 surface: scope enforcement is real on every route (GitLab's scope names). */
 import Type from 'typebox'
-import type { ServerContext } from '../../context.ts'
-import { scopesAllowing } from '../../domain/scopes.ts'
-import { ApiError } from '../../errors.ts'
-import { authenticate, requireScope } from '../../plugins/api-auth.ts'
-import { listPersonalAccessTokens } from '../../repositories/personal-access-tokens.ts'
-import { findUserById, updateProfile } from '../../repositories/users.ts'
-import { MessageBody, OAuthErrorBody } from '../schemas.ts'
-import type { OAuthApp } from '../types.ts'
-import { ApiErrorResponses, ApiSecurity, CurrentUser, PersonalAccessTokenView, PublicUser } from './schemas.ts'
-import { currentUser, personalAccessToken, publicUser } from './views.ts'
+import { authenticate, requireScope } from '../api-auth.ts'
+import { scopesAllowing } from '../domain/scopes.ts'
+import { ApiError } from '../errors.ts'
+import { routePlugin } from '../oauth-app.ts'
+import { listPersonalAccessTokens } from '../repositories/personal-access-tokens.ts'
+import { findUserById, updateProfile } from '../repositories/users.ts'
+import { ApiErrorResponses, ApiSecurity, CurrentUser, PersonalAccessTokenView, PublicUser } from '../schemas/api.ts'
+import { currentUser, personalAccessToken, publicUser } from '../schemas/api-views.ts'
+import { MessageBody, OAuthErrorBody } from '../schemas/oauth.ts'
 
 const TokenQuery = Type.Object(
   {
@@ -39,7 +38,7 @@ const ProfileBody = Type.Object(
 const USERS_API = { usersApi: true }
 const OTHER_API = { usersApi: false }
 
-export function apiRoutes(app: OAuthApp, context: ServerContext): void {
+export const apiRoutes = routePlugin('oauth-api-routes', (app) => {
   app.get(
     '/api/v4/user',
     {
@@ -52,7 +51,7 @@ export function apiRoutes(app: OAuthApp, context: ServerContext): void {
       },
     },
     async (request) => {
-      const principal = await authenticate(request, context)
+      const principal = await authenticate(request, app)
       requireScope(principal, scopesAllowing({ method: request.method, ...USERS_API }))
       return currentUser(principal.user)
     },
@@ -71,13 +70,13 @@ export function apiRoutes(app: OAuthApp, context: ServerContext): void {
       },
     },
     async (request) => {
-      const principal = await authenticate(request, context)
+      const principal = await authenticate(request, app)
       requireScope(principal, scopesAllowing({ method: request.method, ...USERS_API }))
       const changes = Object.fromEntries(
         Object.entries(request.body).map(([k, v]) => [k, k === 'name' ? String(v).trim() : String(v)]),
       )
       if (changes.name === '') throw new ApiError(400, '400 Bad request - name is empty')
-      const user = await context.commitChange((trx) => updateProfile(trx, principal.user.id, changes))
+      const user = await app.changes.commit((trx) => updateProfile(trx, principal.user.id, changes))
       if (!user) throw new ApiError(404, '404 User Not Found')
       return currentUser(user)
     },
@@ -96,9 +95,9 @@ export function apiRoutes(app: OAuthApp, context: ServerContext): void {
       },
     },
     async (request) => {
-      const principal = await authenticate(request, context)
+      const principal = await authenticate(request, app)
       requireScope(principal, scopesAllowing({ method: request.method, ...USERS_API }))
-      const user = await findUserById(context.db, request.params.id)
+      const user = await findUserById(app.db, request.params.id)
       if (!user) throw new ApiError(404, '404 User Not Found')
       return publicUser(user)
     },
@@ -116,9 +115,9 @@ export function apiRoutes(app: OAuthApp, context: ServerContext): void {
       },
     },
     async (request) => {
-      const principal = await authenticate(request, context)
+      const principal = await authenticate(request, app)
       requireScope(principal, scopesAllowing({ method: request.method, ...OTHER_API }))
-      return (await listPersonalAccessTokens(context.db, principal.user.id)).map(personalAccessToken)
+      return (await listPersonalAccessTokens(app.db, principal.user.id)).map(personalAccessToken)
     },
   )
-}
+})

@@ -1,17 +1,17 @@
 /** The sign-in, two-factor and consent pages. Every form carries the session's CSRF token. */
-import type { Application } from '../db/schema.ts'
-import { SCOPE_DESCRIPTIONS, type Scope } from '../domain/scopes.ts'
-import type { OAuthError } from '../errors.ts'
-import { html, type SafeHtml } from '../pages/html.ts'
-import type { AuthorizationRequest } from './request.ts'
+
+import type { AuthorizationRequest } from '../../authorization/request.ts'
+import type { Application } from '../../db/schema.ts'
+import { SCOPE_DESCRIPTIONS, type Scope } from '../../domain/scopes.ts'
+import type { OAuthError } from '../../errors.ts'
+import { html, type SafeHtml } from '../html.ts'
+import { csrfField } from '../layout.ts'
 
 /** Where a redirect URI leads, as a user can judge it: its origin (or scheme for a native app). */
 export function destinationOf(uri: string): string {
   const url = new URL(uri)
   return url.host ? url.origin : `${url.protocol}${url.pathname}`
 }
-
-const csrfField = (token: string) => html`<input type="hidden" name="csrf_token" value="${token}">`
 
 export interface SignUpForm {
   username: string

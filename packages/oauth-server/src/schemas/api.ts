@@ -1,5 +1,5 @@
 import Type from 'typebox'
-import { MessageBody, OAuthErrorBody } from '../schemas.ts'
+import { MessageBody, OAuthErrorBody } from './oauth.ts'
 
 /**
  * A string or null as one JSON Schema type list (`["string", "null"]`, valid OpenAPI 3.1): the

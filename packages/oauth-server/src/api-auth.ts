@@ -6,13 +6,13 @@
  * would do.
  */
 import type { FastifyRequest } from 'fastify'
-import type { ServerContext } from '../context.ts'
-import type { User } from '../db/schema.ts'
-import { digest, PREFIX } from '../domain/secrets.ts'
-import { ApiError, InsufficientScope, InvalidToken, Unauthenticated } from '../errors.ts'
-import { findPersonalAccessToken, touchPersonalAccessToken } from '../repositories/personal-access-tokens.ts'
-import { type BearerTokenRow, findAccessTokenWithUser } from '../repositories/tokens.ts'
-import { findUserById } from '../repositories/users.ts'
+import type { User } from './db/schema.ts'
+import { digest, PREFIX } from './domain/secrets.ts'
+import { ApiError, InsufficientScope, InvalidToken, Unauthenticated } from './errors.ts'
+import type { OAuthServices } from './oauth-app.ts'
+import { findPersonalAccessToken, touchPersonalAccessToken } from './repositories/personal-access-tokens.ts'
+import { type BearerTokenRow, findAccessTokenWithUser } from './repositories/tokens.ts'
+import { findUserById } from './repositories/users.ts'
 
 export interface Principal {
   user: User
@@ -31,21 +31,25 @@ export type TokenLookup =
   | { status: 'invalid' | 'revoked' | 'expired' }
 
 /** An OAuth access token's state, through the short-lived cache (only live tokens are cached). */
-export async function lookupAccessToken(context: ServerContext, token: string): Promise<TokenLookup> {
+export async function lookupAccessToken(
+  services: Pick<OAuthServices, 'db' | 'changes'>,
+  token: string,
+): Promise<TokenLookup> {
   const key = digest(token)
   const cacheKey = key.toString('base64')
-  let cached = context.tokenCache.get(cacheKey)
+  const { tokens } = services.changes
+  let cached = tokens.get(cacheKey)
   if (cached) {
     // a revocation committed elsewhere just before this request must not be missed
-    await context.syncCaches()
-    cached = context.tokenCache.get(cacheKey)
+    await services.changes.sync()
+    cached = tokens.get(cacheKey)
   }
   if (!cached) {
-    const row = await findAccessTokenWithUser(context.db, key)
+    const row = await findAccessTokenWithUser(services.db, key)
     if (!row) return { status: 'invalid' }
     if (row.revoked_at) return { status: 'revoked' }
     cached = { row, expiresAt: Date.now() + row.expires_in * 1000 }
-    context.tokenCache.set(cacheKey, cached)
+    tokens.set(cacheKey, cached)
   }
   const expiresIn = Math.floor((cached.expiresAt - Date.now()) / 1000)
   return expiresIn > 0 ? { status: 'active', row: cached.row, expiresIn } : { status: 'expired' }
@@ -85,21 +89,24 @@ export function presentedToken(request: FastifyRequest): Presented | undefined {
   return personal ? { token: personal, personal: true } : undefined
 }
 
-export async function authenticate(request: FastifyRequest, context: ServerContext): Promise<Principal> {
+export async function authenticate(
+  request: FastifyRequest,
+  services: Pick<OAuthServices, 'db' | 'changes'>,
+): Promise<Principal> {
   const presented = presentedToken(request)
   if (!presented) throw new Unauthenticated()
   let principal: Principal
   if (presented.personal) {
-    const pat = await findPersonalAccessToken(context.db, digest(presented.token))
+    const pat = await findPersonalAccessToken(services.db, digest(presented.token))
     if (!pat) throw new InvalidToken(TOKEN_INVALID)
     if (pat.revoked_at) throw new InvalidToken(TOKEN_REVOKED)
     if (pat.expired) throw new InvalidToken(TOKEN_EXPIRED)
-    const user = await findUserById(context.db, pat.user_id)
+    const user = await findUserById(services.db, pat.user_id)
     if (!user) throw new InvalidToken(TOKEN_INVALID)
-    await touchPersonalAccessToken(context.db, pat.id)
+    await touchPersonalAccessToken(services.db, pat.id)
     principal = { user, scopes: pat.scopes, kind: 'personal_access_token' }
   } else {
-    const lookup = await lookupAccessToken(context, presented.token)
+    const lookup = await lookupAccessToken(services, presented.token)
     if (lookup.status !== 'active') throw new InvalidToken(TOKEN_DESCRIPTIONS[lookup.status])
     principal = { user: lookup.row.user, scopes: lookup.row.scopes, kind: 'oauth' }
   }

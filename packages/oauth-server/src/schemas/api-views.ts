@@ -1,4 +1,4 @@
-import type { PersonalAccessToken, User } from '../../db/schema.ts'
+import type { PersonalAccessToken, User } from '../db/schema.ts'
 
 const iso = (d: Date | null): string | null => (d ? d.toISOString() : null)
 const day = (d: Date | null): string | null =>

@@ -6,7 +6,7 @@
  * down an instance cannot know what others change, so it stops caching until it is back.
  */
 import { type Kysely, sql, type Transaction } from 'kysely'
-import type { OAuthDB } from './db/schema.ts'
+import type { OAuthDB } from '../db/schema.ts'
 
 /** What the listener needs of a pg pool and its clients. */
 interface PoolClient {
@@ -15,7 +15,7 @@ interface PoolClient {
   query(text: string): Promise<unknown>
   release(error?: Error): void
 }
-interface Pool {
+export interface Pool {
   connect(): Promise<PoolClient>
 }
 

@@ -5,12 +5,12 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import Type, { type TSchema } from 'typebox'
-import type { ServerContext } from '../context.ts'
-import { type Account, currentAccount } from '../pages/account.ts'
-import { sendErrorPage } from '../pages/layout.ts'
-import { validCsrf } from '../pages/session.ts'
-import { field, HtmlPage, Redirect } from './pages-schema.ts'
-import type { OAuthApp } from './types.ts'
+import type { OAuthApp } from '../oauth-app.ts'
+import { HtmlPage, Redirect } from '../schemas/pages.ts'
+import { type Account, currentAccount } from './account.ts'
+import { FORBIDDEN, field } from './forms.ts'
+import { sendErrorPage } from './layout.ts'
+import { validCsrf } from './session.ts'
 
 type Handler = (request: FastifyRequest, reply: FastifyReply, account: Account) => Promise<FastifyReply>
 
@@ -24,16 +24,6 @@ interface Options {
   unprocessable?: boolean
 }
 
-export const FORBIDDEN = 'The form expired or did not come from this site. Reload the page and try again.'
-
-export const IdParams = Type.Object({ id: Type.String({ pattern: '^[0-9]{1,15}$' }) })
-
-/** The numeric id of the path, or undefined for anything else. */
-export function pathId(request: FastifyRequest): number | undefined {
-  const id = field(request.params, 'id')
-  return id && /^[0-9]{1,15}$/.test(id) ? Number(id) : undefined
-}
-
 export function notFound(reply: FastifyReply): FastifyReply {
   return sendErrorPage(reply, 404, 'Not found', 'The page you were looking for could not be found.')
 }
@@ -43,7 +33,7 @@ const signInUrl = (request: FastifyRequest) => {
   return `/users/sign_in?return_to=${encodeURIComponent(path)}`
 }
 
-export function accountGet(app: OAuthApp, context: ServerContext, path: string, options: Options, handler: Handler) {
+export function accountGet(app: OAuthApp, path: string, options: Options, handler: Handler) {
   app.get(
     path,
     {
@@ -61,7 +51,7 @@ export function accountGet(app: OAuthApp, context: ServerContext, path: string, 
       },
     },
     async (request, reply) => {
-      const account = await currentAccount(request, context)
+      const account = await currentAccount(request, app)
       if (!account) return reply.redirect(signInUrl(request), 302)
       if (options.admin && !account.user.admin) return notFound(reply)
       return handler(request, reply, account)
@@ -69,7 +59,7 @@ export function accountGet(app: OAuthApp, context: ServerContext, path: string, 
   )
 }
 
-export function accountPost(app: OAuthApp, context: ServerContext, path: string, options: Options, handler: Handler) {
+export function accountPost(app: OAuthApp, path: string, options: Options, handler: Handler) {
   app.post(
     path,
     {
@@ -89,7 +79,7 @@ export function accountPost(app: OAuthApp, context: ServerContext, path: string,
       },
     },
     async (request, reply) => {
-      const account = await currentAccount(request, context)
+      const account = await currentAccount(request, app)
       // a signed-out browser's form is refused like a forged one: nothing changes
       if (!account || !validCsrf(account.session, field(request.body, 'csrf_token'))) {
         return sendErrorPage(reply, 403, 'Request refused', FORBIDDEN)
@@ -98,11 +88,4 @@ export function accountPost(app: OAuthApp, context: ServerContext, path: string,
       return handler(request, reply, account)
     },
   )
-}
-
-/** Checkbox lists arrive as one string or a list. */
-export function fieldList(body: unknown, name: string): string[] {
-  const value = (body as Record<string, unknown> | undefined)?.[name]
-  if (typeof value === 'string') return [value]
-  return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : []
 }

@@ -1,0 +1,109 @@
+/**
+ * Checking who someone is, in one place for the sign-in pages, the password grant and the pages
+ * that ask for the password again: the throttle is consulted first and counts every failure
+ * per account and per client address; an unknown login costs the time of a real verification;
+ * the account's counter is cleared only when a sign-in completes (after the second factor, if
+ * the account has one), so the right password alone never buys more guesses at the code.
+ */
+import type { User } from './db/schema.ts'
+import { looksLikeRecoveryCode, recoveryCodeDigest } from './domain/recovery-codes.ts'
+import { OTP_PURPOSE, openSecret } from './domain/secret-box.ts'
+import { verifyTotp } from './domain/totp.ts'
+import type { OAuthServices } from './oauth-app.ts'
+import { verifyPassword } from './passwords.ts'
+import { useRecoveryCode } from './repositories/recovery-codes.ts'
+import { claimOtpStep, findUserByLogin, recordSignIn } from './repositories/users.ts'
+import { throttleAccount } from './throttle.ts'
+
+type Services = Pick<OAuthServices, 'db' | 'throttle'>
+
+export type CredentialCheck =
+  /** over the limit for the account or the address: retry in `wait` seconds */
+  | { outcome: 'throttled'; wait: number }
+  /** unknown login or wrong secret (counted), or an account this path does not serve */
+  | { outcome: 'refused' }
+  /** right password, blocked account */
+  | { outcome: 'locked' }
+  /** right password; the account has two-factor authentication: the code comes next */
+  | { outcome: 'second_factor'; user: User }
+  /** right credentials: `completeSignIn` when nothing else is asked */
+  | { outcome: 'accepted'; user: User }
+
+/**
+ * The password step. `twoFactor: 'refuse'` (the password grant, as GitLab) refuses an account
+ * with two-factor authentication before its password is checked, so the answer confirms
+ * nothing, and counts nothing since nothing was tried.
+ */
+export async function checkPassword(
+  services: Services,
+  input: { login: string; password: string; ip: string; twoFactor: 'next-step' | 'refuse' },
+): Promise<CredentialCheck> {
+  const user = input.login ? await findUserByLogin(services.db, input.login) : undefined
+  const account = throttleAccount(user, input.login)
+  const wait = await services.throttle.blocked(account, input.ip)
+  if (wait !== undefined) return { outcome: 'throttled', wait }
+  if (input.twoFactor === 'refuse' && user?.otp_secret) {
+    // a verification against no hash keeps the time the same
+    await verifyPassword(undefined, input.password)
+    return { outcome: 'refused' }
+  }
+  if (!(await verifyPassword(user?.password_hash, input.password)) || !user) {
+    await services.throttle.failed(account, input.ip)
+    return { outcome: 'refused' }
+  }
+  if (user.locked) return { outcome: 'locked' }
+  if (user.otp_secret) return { outcome: 'second_factor', user }
+  return { outcome: 'accepted', user }
+}
+
+/** The second step: a TOTP code (each time step once) or an unused recovery code (each once). */
+export async function checkSecondFactor(
+  services: Services & Pick<OAuthServices, 'settings'>,
+  user: User,
+  attempt: string,
+  ip: string,
+): Promise<CredentialCheck> {
+  const account = throttleAccount(user, user.username)
+  const wait = await services.throttle.blocked(account, ip)
+  if (wait !== undefined) return { outcome: 'throttled', wait }
+  if (!user.otp_secret || !(await secondFactorAccepted(services, user, user.otp_secret, attempt))) {
+    await services.throttle.failed(account, ip)
+    return { outcome: 'refused' }
+  }
+  return { outcome: 'accepted', user }
+}
+
+async function secondFactorAccepted(
+  services: Services & Pick<OAuthServices, 'settings'>,
+  user: User,
+  sealedSeed: string,
+  attempt: string,
+): Promise<boolean> {
+  if (looksLikeRecoveryCode(attempt)) return useRecoveryCode(services.db, user.id, recoveryCodeDigest(attempt))
+  const seed = openSecret(services.settings.secretKey, sealedSeed, OTP_PURPOSE)
+  const step = verifyTotp(seed, attempt, user.otp_last_step)
+  return step !== undefined && (await claimOtpStep(services.db, user.id, step))
+}
+
+/** A signed-in user's password asked again before a sensitive change (counted like a sign-in). */
+export async function confirmPassword(
+  services: Services,
+  user: User,
+  password: string,
+  ip: string,
+): Promise<CredentialCheck> {
+  const account = throttleAccount(user, user.username)
+  const wait = await services.throttle.blocked(account, ip)
+  if (wait !== undefined) return { outcome: 'throttled', wait }
+  if (!(await verifyPassword(user.password_hash, password))) {
+    await services.throttle.failed(account, ip)
+    return { outcome: 'refused' }
+  }
+  return { outcome: 'accepted', user }
+}
+
+/** The sign-in is complete: the account's failure counter starts over and the sign-in is recorded. */
+export async function completeSignIn(services: Services, user: User): Promise<void> {
+  await services.throttle.succeeded(throttleAccount(user, user.username))
+  await recordSignIn(services.db, user.id)
+}

@@ -1,0 +1,55 @@
+/**
+ * The instance every plugin of the server works on: Fastify with the TypeBox type provider,
+ * plus the services the capability plugins (`plugins/`) decorate it with. Typed here rather
+ * than by augmenting Fastify's own interfaces, which both services would share in one program.
+ */
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type {
+  FastifyBaseLogger,
+  FastifyInstance,
+  FastifyPluginAsync,
+  RawReplyDefaultExpression,
+  RawRequestDefaultExpression,
+  RawServerDefault,
+} from 'fastify'
+import fp from 'fastify-plugin'
+import type { Kysely } from 'kysely'
+import type { Changes } from './changes/commit.ts'
+import type { OAuthSettings } from './config.ts'
+import type { OAuthDB } from './db/schema.ts'
+import type { OpenIdKeys } from './openid.ts'
+import type { Throttle } from './throttle.ts'
+
+/** The decorations, each added by the capability plugin named beside it. */
+export interface OAuthServices {
+  /** `oauth-database` */
+  db: Kysely<OAuthDB>
+  /** `oauth-settings`: read on every request, so a test may set the issuer once it knows its port */
+  settings: OAuthSettings
+  /** `oauth-throttle`: failed sign-in counters */
+  throttle: Throttle
+  /** `oauth-changes`: writes to cached rows, and the caches */
+  changes: Changes
+  /** `oauth-openid`: id_token signing keys */
+  openid: OpenIdKeys
+}
+
+export type OAuthApp = FastifyInstance<
+  RawServerDefault,
+  RawRequestDefaultExpression,
+  RawReplyDefaultExpression,
+  FastifyBaseLogger,
+  TypeBoxTypeProvider
+> &
+  OAuthServices
+
+/** The capability plugins, by the name they register under. */
+export const CAPABILITIES = ['oauth-settings', 'oauth-database', 'oauth-throttle', 'oauth-changes', 'oauth-openid']
+
+/**
+ * A plugin of routes: named, encapsulated, registered after the capability plugins it depends
+ * on (Fastify checks), and handed the instance typed with their decorations.
+ */
+export function routePlugin(name: string, routes: (app: OAuthApp) => void | Promise<void>): FastifyPluginAsync {
+  return fp(async (app) => routes(app as OAuthApp), { name, dependencies: CAPABILITIES, encapsulate: true })
+}

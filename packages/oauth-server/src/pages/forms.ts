@@ -1,0 +1,38 @@
+/** Reading the forms of the pages: fields, the numeric id of a path, where to go after sign-in. */
+import type { FastifyRequest } from 'fastify'
+import Type from 'typebox'
+
+/** Form fields arrive as strings; a repeated field arrives as a list and is treated as absent. */
+export function field(body: unknown, name: string): string | undefined {
+  const value = (body as Record<string, unknown> | undefined)?.[name]
+  return typeof value === 'string' ? value : undefined
+}
+
+/** Only local pages may be returned to after sign-in: never an open redirect. */
+export function safeReturnTo(value: string | undefined): string {
+  if (!value) return '/profile'
+  const allowed =
+    value.startsWith('/oauth/authorize?') ||
+    value === '/profile' ||
+    value.startsWith('/profile/') ||
+    value.startsWith('/admin/')
+  return allowed && !value.includes('\\') && !/[\r\n]/.test(value) ? value : '/profile'
+}
+
+/** Checkbox lists arrive as one string or a list. */
+export function fieldList(body: unknown, name: string): string[] {
+  const value = (body as Record<string, unknown> | undefined)?.[name]
+  if (typeof value === 'string') return [value]
+  return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : []
+}
+
+export const IdParams = Type.Object({ id: Type.String({ pattern: '^[0-9]{1,15}$' }) })
+
+/** The numeric id of the path, or undefined for anything else. */
+export function pathId(request: FastifyRequest): number | undefined {
+  const id = field(request.params, 'id')
+  return id && /^[0-9]{1,15}$/.test(id) ? Number(id) : undefined
+}
+
+/** Why a form without the session's CSRF token is refused. */
+export const FORBIDDEN = 'The form expired or did not come from this site. Reload the page and try again.'
