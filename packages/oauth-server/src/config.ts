@@ -3,10 +3,11 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import { join } from 'node:path'
 import { AddressList, CommonConfig, DatabaseUrl, loadConfig, Port, parseAddressList } from '@campus/shared'
 import Type, { type Static } from 'typebox'
+import { oauthService } from './service.ts'
 
 export const OAuthConfigSchema = Type.Object({
   ...CommonConfig,
-  OAUTH_PORT: Port(3000),
+  OAUTH_PORT: Port(oauthService.defaultPort),
   OAUTH_DATABASE_URL: DatabaseUrl(),
   OAUTH_ISSUER: Type.Optional(
     Type.String({
@@ -89,7 +90,8 @@ export interface OAuthSettings {
 /** Served over https (behind a TLS-terminating proxy, as a real deployment is): Secure cookies, HSTS. */
 export const isHttpsIssuer = (settings: Pick<OAuthSettings, 'issuer'>): boolean => settings.issuer.startsWith('https:')
 
-export function settingsFromConfig(config: OAuthConfig): OAuthSettings {
+/** The settings of a configuration; the sealing key as `loadSecretKey` finds it, unless given. */
+export function settingsFromConfig(config: OAuthConfig, secretKey: Buffer = loadSecretKey(config)): OAuthSettings {
   return {
     issuer: (config.OAUTH_ISSUER ?? `http://${config.HOST}:${config.OAUTH_PORT}`).replace(/\/$/, ''),
     implicitGrant: config.OAUTH_IMPLICIT_GRANT,
@@ -106,24 +108,17 @@ export function settingsFromConfig(config: OAuthConfig): OAuthSettings {
     redisPrefix: config.OAUTH_REDIS_PREFIX,
     tokenCacheSeconds: config.OAUTH_TOKEN_CACHE_SECONDS,
     cacheSync: config.OAUTH_CACHE_SYNC,
-    secretKey: loadSecretKey(config),
+    secretKey,
     metricsToken: config.METRICS_TOKEN,
   }
 }
 
+/**
+ * The settings of an empty environment (every variable at its default, an issuer on the default
+ * port) with a fresh random sealing key and no key file: what tests and benchmarks start from.
+ */
 export function defaultSettings(overrides: Partial<OAuthSettings> = {}): OAuthSettings {
-  return {
-    issuer: 'http://127.0.0.1:3000',
-    implicitGrant: true,
-    passwordGrant: true,
-    pkcePlain: false,
-    signupEnabled: false,
-    throttle: { accountLimit: 10, ipLimit: 50, windowSeconds: 900 },
-    trustedProxies: [],
-    tokenCacheSeconds: 2,
-    secretKey: randomBytes(32),
-    ...overrides,
-  }
+  return { ...settingsFromConfig(loadOAuthConfig({}), randomBytes(32)), ...overrides }
 }
 
 /**

@@ -59,12 +59,6 @@ export class UnsupportedResponseType extends OAuthError {
   }
 }
 
-export class UnsupportedTokenType extends OAuthError {
-  constructor(description: string) {
-    super(400, 'unsupported_token_type', description)
-  }
-}
-
 export class InvalidScope extends OAuthError {
   constructor(description: string) {
     super(400, 'invalid_scope', description)

@@ -8,12 +8,12 @@ import { randomBytes } from 'node:crypto'
 import { type CryptoKey, exportJWK, generateKeyPair, importJWK, type JWK, SignJWT } from 'jose'
 import type { Kysely } from 'kysely'
 import type { OAuthDB, User } from './db/schema.ts'
+import { ID_TOKEN_TTL } from './domain/lifetimes.ts'
 import { openSecret, sealSecret } from './domain/secret-box.ts'
 import { insertSigningKey, listSigningKeys } from './repositories/signing-keys.ts'
 
 const ALG = 'RS256'
 const KEY_PURPOSE = 'signing_keys.private_jwk'
-export const ID_TOKEN_TTL = 7200
 
 interface Signer {
   kid: string

@@ -1,6 +1,10 @@
 /** `pnpm oauth ...`: the real command line on a real database, JSON on stdout. */
 import { spawnSync } from 'node:child_process'
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { createTestDatabase } from '@campus/shared/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { PASSWORD, postForm, seed, startServer, type TestServer } from './helpers.ts'
 
@@ -17,11 +21,18 @@ afterAll(async () => {
 })
 
 function oauth(...args: string[]): { status: number | null; json: Record<string, unknown>; stderr: string } {
+  return oauthOn(server.database.url, ...args)
+}
+
+function oauthOn(
+  databaseUrl: string,
+  ...args: string[]
+): { status: number | null; json: Record<string, unknown>; stderr: string } {
   const result = spawnSync(
     process.execPath,
     ['--experimental-strip-types', '--disable-warning=ExperimentalWarning', CLI, ...args],
     {
-      env: { ...process.env, OAUTH_DATABASE_URL: server.database.url, LOG_LEVEL: 'silent' },
+      env: { ...process.env, OAUTH_DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent', MIGRATE_ON_START: '' },
       encoding: 'utf8',
       timeout: 30_000,
     },
@@ -93,5 +104,38 @@ describe('pnpm oauth app:create / app:update', () => {
     const trusted = oauth('app:update', '--client-id', owned.uid, '--trusted')
     expect(trusted.status).toBe(1)
     expect(trusted.stderr).toContain('only instance-wide applications can be trusted')
+  })
+})
+
+describe('pnpm oauth: the shared command-line shape', () => {
+  it('a usage mistake exits 2 with the usage lines on stderr and nothing on stdout', () => {
+    for (const args of [[], ['nope'], ['user:create', '--username', 'x'], ['user:create', '--bogus'], ['pat:create']]) {
+      const result = oauth(...args)
+      expect(result.status, args.join(' ')).toBe(2)
+      expect(result.stderr).toContain('usage: pnpm oauth <command>')
+      expect(result.stderr).toContain('app:update --client-id ID')
+      expect(result.json).toEqual({})
+    }
+  })
+
+  it('an invalid value is a usage mistake; something in the way (a taken name) a failure', () => {
+    const invalid = oauth('user:create', '--username', 'bad name', '--password', 'long enough password')
+    expect(invalid.status).toBe(2)
+    expect(invalid.stderr).toContain('error: username may hold letters, digits, _ . - only')
+    const taken = oauth('user:create', '--username', 'alice', '--password', 'long enough password')
+    expect(taken.status).toBe(1)
+    expect(taken.stderr.trim()).toBe('error: user alice already exists')
+  })
+
+  it('refuses to work on a database with pending migrations, saying how to apply them', async () => {
+    const empty = await createTestDatabase<unknown>('oauthcli', mkdtempSync(join(tmpdir(), 'no-migrations-')))
+    try {
+      const result = oauthOn(empty.url, 'pat:create', '--username', 'alice', '--name', 'x', '--scopes', 'api')
+      expect(result.status).toBe(1)
+      expect(result.stderr).toContain('migration(s) pending')
+      expect(result.stderr).toContain('pnpm db:migrate')
+    } finally {
+      await empty.close()
+    }
   })
 })

@@ -4,3 +4,5 @@ export const AUTHORIZATION_CODE_TTL = 600
 export const SESSION_TTL = 12 * 3600
 /** A browser that has not finished signing in keeps its session this long. */
 export const ANONYMOUS_SESSION_TTL = 3600
+/** id_tokens live as long as the access token issued with them. */
+export const ID_TOKEN_TTL = ACCESS_TOKEN_TTL

@@ -4,9 +4,10 @@
  * Also sign-in by email and sign-out.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createUser } from '../../src/accounts.ts'
 import { totp } from '../../src/domain/totp.ts'
 import { Browser, formFields, PASSWORD, seed, startServer, type TestServer } from '../helpers.ts'
-import { getPage, signedIn, submit } from '../pages-helpers.ts'
+import { bearer, getPage, signedIn, submit } from '../pages-helpers.ts'
 
 const PATH = '/profile/two_factor_auth'
 
@@ -69,6 +70,23 @@ describe('/profile/two_factor_auth and the sign-in steps', () => {
     } finally {
       await tls.close()
     }
+  })
+
+  it('two-factor changes reach cached token lookups at once (the API shows them on the next call)', async () => {
+    const { issueToken } = await import('../helpers.ts')
+    const { user } = await createUser(server.db, { username: 'carol', password: PASSWORD })
+    const token = await issueToken(server, { applicationId: null, userId: user.id, scopes: ['read_user'] })
+    const me = async () =>
+      (await (await bearer(server.url, token.access_token)).json()) as { two_factor_enabled: boolean }
+    expect((await me()).two_factor_enabled).toBe(false)
+    const browser = await signedIn(server.url, 'carol', PASSWORD)
+    const enrol = await getPage(browser, PATH)
+    const secret = (/id="otp-secret">([A-Z2-7 ]+)</.exec(enrol.html)?.[1] ?? '').replace(/ /g, '')
+    expect((await submit(browser, PATH, { csrf_token: enrol.csrf, otp_code: totp(secret) })).status).toBe(303)
+    expect((await me()).two_factor_enabled).toBe(true)
+    const page = await getPage(browser, PATH)
+    await submit(browser, `${PATH}/disable`, { csrf_token: page.csrf, current_password: PASSWORD })
+    expect((await me()).two_factor_enabled).toBe(false)
   })
 
   it('enables TOTP with a QR code and a code, shows recovery codes once, each good once; disables with the password', async () => {
