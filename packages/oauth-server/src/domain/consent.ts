@@ -6,19 +6,22 @@
  * again only for a confidential client, whose identity the token endpoint proves (GitLab: a
  * matching token and a confidential application; RFC 8252 8.6).
  */
-import type { Application } from '../db/schema.ts'
 import { within } from './scopes.ts'
 
-type Client = Pick<Application, 'trusted' | 'owner_id'>
+/** What the rule reads of an application. */
+interface Client {
+  trusted: boolean
+  owner_id: number | null
+}
 
 /** Registered by an administrator, not by a user on their profile. */
-export const isInstanceWide = (client: Pick<Application, 'owner_id'>): boolean => client.owner_id === null
+export const isInstanceWide = (client: Pick<Client, 'owner_id'>): boolean => client.owner_id === null
 
 export const isTrusted = (client: Client): boolean => client.trusted && isInstanceWide(client)
 
 /** Whether the request can be answered at once, given the scopes the user approved earlier. */
 export function consentAlreadyGiven(
-  client: Client & Pick<Application, 'confidential'>,
+  client: Client & { confidential: boolean },
   requested: readonly string[],
   consented: readonly string[],
 ): boolean {
