@@ -5,7 +5,7 @@
  *
  *   node --experimental-strip-types bench/oauth-api.ts      (BENCH_SECONDS=10 by default)
  */
-import { cannon, DATABASE_URL, load, row, startChild, stopChild, throughput } from './oauth-support.ts'
+import { benchAccount, cannon, load, row, startChild, stopChild, throughput } from './oauth-support.ts'
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 12)
 // alternating rounds even out the noise of a shared machine
@@ -19,22 +19,9 @@ interface Ready {
 }
 
 async function serveOurs(): Promise<void> {
-  process.env.TEST_DATABASE_URL = DATABASE_URL
-  const { createTestDatabase } = await import('../packages/shared/src/testing/index.ts')
-  const { oauthService } = await import('../packages/oauth-server/src/service.ts')
   const { buildApp } = await import('../packages/oauth-server/src/app.ts')
-  const { createApplication, createUser } = await import('../packages/oauth-server/src/accounts.ts')
   const { issueTokens, newGrantId } = await import('../packages/oauth-server/src/grants/issue.ts')
-  const database = await createTestDatabase<import('../packages/oauth-server/src/db/schema.ts').OAuthDB>(
-    'oauthbench',
-    oauthService.migrationsDir,
-  )
-  const { user } = await createUser(database.db, { username: 'bench', password: 'bench password', name: 'Bench' })
-  const { application } = await createApplication(database.db, {
-    name: 'Bench',
-    redirectUris: ['https://bench.example/cb'],
-    scopes: ['api'],
-  })
+  const { database, user, application } = await benchAccount('https://bench.example/cb')
   const tokens = await issueTokens(database.db, {
     applicationId: application.id,
     userId: user.id,

@@ -82,3 +82,43 @@ export function row(name: string, result: CannonResult): string {
   const rps = throughput(result).toFixed(0).padStart(8)
   return `${name.padEnd(44)} ${rps} req/s  p50 ${String(result.latency.p50).padStart(4)} ms  p99 ${String(result.latency.p99).padStart(4)} ms  non-2xx ${result.non2xx}  errors ${result.errors}`
 }
+
+/**
+ * Our server's side of a benchmark: a fresh database (dropped by `close`), the user `bench` and
+ * a confidential application `Bench` with scope api redirecting to `redirectUri`.
+ */
+export async function benchAccount(redirectUri: string) {
+  process.env.TEST_DATABASE_URL = DATABASE_URL
+  const { createTestDatabase } = await import('../packages/shared/src/testing/index.ts')
+  const { oauthService } = await import('../packages/oauth-server/src/service.ts')
+  const { createApplication, createUser } = await import('../packages/oauth-server/src/accounts.ts')
+  const database = await createTestDatabase<import('../packages/oauth-server/src/db/schema.ts').OAuthDB>(
+    'oauthbench',
+    oauthService.migrationsDir,
+  )
+  const { user } = await createUser(database.db, { username: 'bench', password: 'bench password', name: 'Bench' })
+  const { application, secret } = await createApplication(database.db, {
+    name: 'Bench',
+    redirectUris: [redirectUri],
+    scopes: ['api'],
+  })
+  return { database, user, application, secret: secret as string }
+}
+
+/** One code exchange by hand at `tokenUrl`: proves the request shape and yields tokens to use. */
+export async function exchangeCode(
+  tokenUrl: string,
+  authorization: string,
+  form: Record<string, string>,
+): Promise<{ access_token: string; refresh_token?: string }> {
+  const response = await fetch(tokenUrl, {
+    method: 'POST',
+    headers: { authorization, 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ grant_type: 'authorization_code', ...form }),
+  })
+  const tokens = (await response.json()) as { access_token: string; refresh_token?: string }
+  if (response.status !== 200 || !tokens.refresh_token) {
+    throw new Error(`${tokenUrl} exchange answered ${response.status}: ${JSON.stringify(tokens)}`)
+  }
+  return tokens
+}

@@ -9,9 +9,10 @@
  */
 import { createServer } from 'node:http'
 import {
+  benchAccount,
   type CannonResult,
   cannon,
-  DATABASE_URL,
+  exchangeCode,
   load,
   row,
   startChild,
@@ -38,24 +39,11 @@ const basic = (id: string, secret: string) =>
   `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`
 
 async function serveOurs(): Promise<void> {
-  process.env.TEST_DATABASE_URL = DATABASE_URL
-  const { createTestDatabase } = await import('../packages/shared/src/testing/index.ts')
-  const { oauthService } = await import('../packages/oauth-server/src/service.ts')
   const { buildApp } = await import('../packages/oauth-server/src/app.ts')
-  const { createApplication, createUser } = await import('../packages/oauth-server/src/accounts.ts')
   const { digest, generateSecret } = await import('../packages/oauth-server/src/domain/secrets.ts')
   const { s256 } = await import('../packages/oauth-server/src/domain/pkce.ts')
   const { randomUUID } = await import('node:crypto')
-  const database = await createTestDatabase<import('../packages/oauth-server/src/db/schema.ts').OAuthDB>(
-    'oauthbench',
-    oauthService.migrationsDir,
-  )
-  const { user } = await createUser(database.db, { username: 'bench', password: 'bench password' })
-  const { application, secret } = await createApplication(database.db, {
-    name: 'Bench',
-    redirectUris: [REDIRECT_URI],
-    scopes: ['api'],
-  })
+  const { database, user, application, secret } = await benchAccount(REDIRECT_URI)
   const codes: string[] = []
   for (let start = 0; start < CODES; start += 1000) {
     const batch = Array.from({ length: Math.min(1000, CODES - start) }, () => generateSecret('code'))
@@ -79,20 +67,12 @@ async function serveOurs(): Promise<void> {
   }
   const app = await buildApp({ database })
   const address = await app.listen({ port: 0, host: '127.0.0.1' })
-  const authorization = basic(application.uid, secret as string)
-  // one exchange by hand: proves the request shape and yields the token to introspect
-  const first = await fetch(`${address}/oauth/token`, {
-    method: 'POST',
-    headers: { authorization, 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({
-      grant_type: 'authorization_code',
-      code: codes.pop() as string,
-      redirect_uri: REDIRECT_URI,
-      code_verifier: VERIFIER,
-    }),
+  const authorization = basic(application.uid, secret)
+  const tokens = await exchangeCode(`${address}/oauth/token`, authorization, {
+    code: codes.pop() as string,
+    redirect_uri: REDIRECT_URI,
+    code_verifier: VERIFIER,
   })
-  const tokens = (await first.json()) as { access_token: string; refresh_token: string }
-  if (first.status !== 200 || !tokens.refresh_token) throw new Error(`exchange answered ${first.status}`)
   process.send?.({
     port: Number(new URL(address).port),
     tokenPath: '/oauth/token',
@@ -165,20 +145,11 @@ async function serveOidcProvider(): Promise<void> {
     )
   }
   const authorization = basic('bench', clientSecret)
-  const first = await fetch(`http://127.0.0.1:${port}/token`, {
-    method: 'POST',
-    headers: { authorization, 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({
-      grant_type: 'authorization_code',
-      code: codes.pop() as string,
-      redirect_uri: REDIRECT_URI,
-      code_verifier: VERIFIER,
-    }),
+  const tokens = await exchangeCode(`http://127.0.0.1:${port}/token`, authorization, {
+    code: codes.pop() as string,
+    redirect_uri: REDIRECT_URI,
+    code_verifier: VERIFIER,
   })
-  const tokens = (await first.json()) as { access_token: string; refresh_token?: string }
-  if (first.status !== 200 || !tokens.refresh_token) {
-    throw new Error(`oidc-provider exchange answered ${first.status}: ${JSON.stringify(tokens)}`)
-  }
   process.send?.({
     port,
     tokenPath: '/token',

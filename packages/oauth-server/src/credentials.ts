@@ -56,50 +56,47 @@ export async function checkPassword(
   return { outcome: 'accepted', user }
 }
 
-/** The second step: a TOTP code (each time step once) or an unused recovery code (each once). */
-export async function checkSecondFactor(
-  services: Services & Pick<OAuthServices, 'settings'>,
+/** A signed-in or half signed-in user proves something again: throttled and counted like a sign-in. */
+async function checkOwnAccount(
+  services: Services,
   user: User,
-  attempt: string,
   ip: string,
+  proves: () => Promise<boolean>,
 ): Promise<CredentialCheck> {
   const account = throttleAccount(user, user.username)
   const wait = await services.throttle.blocked(account, ip)
   if (wait !== undefined) return { outcome: 'throttled', wait }
-  if (!user.otp_secret || !(await secondFactorAccepted(services, user, user.otp_secret, attempt))) {
+  if (!(await proves())) {
     await services.throttle.failed(account, ip)
     return { outcome: 'refused' }
   }
   return { outcome: 'accepted', user }
 }
 
-async function secondFactorAccepted(
+/** The second step: a TOTP code (each time step once) or an unused recovery code (each once). */
+export function checkSecondFactor(
   services: Services & Pick<OAuthServices, 'settings'>,
   user: User,
-  sealedSeed: string,
   attempt: string,
-): Promise<boolean> {
-  if (looksLikeRecoveryCode(attempt)) return useRecoveryCode(services.db, user.id, recoveryCodeDigest(attempt))
-  const seed = openSecret(services.settings.secretKey, sealedSeed, OTP_PURPOSE)
-  const step = verifyTotp(seed, attempt, user.otp_last_step)
-  return step !== undefined && (await claimOtpStep(services.db, user.id, step))
+  ip: string,
+): Promise<CredentialCheck> {
+  return checkOwnAccount(services, user, ip, async () => {
+    if (!user.otp_secret) return false
+    if (looksLikeRecoveryCode(attempt)) return useRecoveryCode(services.db, user.id, recoveryCodeDigest(attempt))
+    const seed = openSecret(services.settings.secretKey, user.otp_secret, OTP_PURPOSE)
+    const step = verifyTotp(seed, attempt, user.otp_last_step)
+    return step !== undefined && (await claimOtpStep(services.db, user.id, step))
+  })
 }
 
 /** A signed-in user's password asked again before a sensitive change (counted like a sign-in). */
-export async function confirmPassword(
+export function confirmPassword(
   services: Services,
   user: User,
   password: string,
   ip: string,
 ): Promise<CredentialCheck> {
-  const account = throttleAccount(user, user.username)
-  const wait = await services.throttle.blocked(account, ip)
-  if (wait !== undefined) return { outcome: 'throttled', wait }
-  if (!(await verifyPassword(user.password_hash, password))) {
-    await services.throttle.failed(account, ip)
-    return { outcome: 'refused' }
-  }
-  return { outcome: 'accepted', user }
+  return checkOwnAccount(services, user, ip, () => verifyPassword(user.password_hash, password))
 }
 
 /** The sign-in is complete: the account's failure counter starts over and the sign-in is recorded. */

@@ -54,39 +54,6 @@ export async function insertTokens<Row extends { scopes: string[]; user_id: numb
   return result.rows[0]
 }
 
-export interface AccessTokenInfo {
-  id: number
-  user_id: number
-  application_id: number | null
-  application_uid: string | null
-  scopes: string[]
-  created_at: Date
-  expires_at: Date
-  revoked_at: Date | null
-  /** seconds until expiry by the database clock (negative once expired) */
-  expires_in: number
-}
-
-/** One query for the hot path of every API call: the token and its application id. */
-export async function findAccessToken(db: Db, digest: Buffer): Promise<AccessTokenInfo | undefined> {
-  return db
-    .selectFrom('access_tokens as t')
-    .leftJoin('applications as a', 'a.id', 't.application_id')
-    .select([
-      't.id',
-      't.user_id',
-      't.application_id',
-      'a.uid as application_uid',
-      't.scopes',
-      't.created_at',
-      't.expires_at',
-      't.revoked_at',
-      sql<number>`floor(extract(epoch from t.expires_at - now()))::int`.as('expires_in'),
-    ])
-    .where('t.digest', '=', digest)
-    .executeTakeFirst()
-}
-
 export interface RefreshTokenInfo {
   id: number
   application_id: number | null

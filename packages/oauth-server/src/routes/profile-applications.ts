@@ -6,7 +6,7 @@ import type { Application } from '../db/schema.ts'
 import { GRANT_TYPES, ropcEnabled, withRopc } from '../domain/grant-types.ts'
 import { digest, generateSecret } from '../domain/secrets.ts'
 import { routePlugin } from '../oauth-app.ts'
-import { sendAccountPage } from '../pages/account.ts'
+import { type Account, sendAccountPage } from '../pages/account.ts'
 import { accountGet, accountPost, notFound } from '../pages/account-routes.ts'
 import { field, fieldList, IdParams, pathId } from '../pages/forms.ts'
 import { setFlash, takeFlash } from '../pages/session.ts'
@@ -90,6 +90,20 @@ const formOf = (a: Application): ApplicationForm => ({
 export const profileApplicationRoutes = routePlugin('oauth-profile-applications-routes', (app) => {
   const { db } = app
 
+  /** The applications page: the user's own applications, those they authorized, and the form. */
+  async function listPage(
+    account: Account,
+    state: { form: ApplicationForm; errors: string[]; invalid: Set<string>; notice?: string | undefined },
+  ) {
+    return applicationsPage({
+      csrf: account.csrf,
+      applications: await listApplicationsOwnedBy(db, account.user.id),
+      authorized: await listConsents(db, account.user.id),
+      anonymous: await listAnonymousTokens(db, account.user.id),
+      ...state,
+    })
+  }
+
   async function owned(request: FastifyRequest, userId: number): Promise<Application | undefined> {
     const id = pathId(request)
     const application = id === undefined ? undefined : await findApplicationById(db, id)
@@ -104,16 +118,7 @@ export const profileApplicationRoutes = routePlugin('oauth-profile-applications-
 
   accountGet(app, '/profile/applications', { summary: 'Applications page' }, async (_request, reply, account) => {
     const flash = await takeFlash(app, account.session)
-    const page = applicationsPage({
-      csrf: account.csrf,
-      applications: await listApplicationsOwnedBy(db, account.user.id),
-      authorized: await listConsents(db, account.user.id),
-      anonymous: await listAnonymousTokens(db, account.user.id),
-      form: EMPTY_FORM,
-      errors: [],
-      invalid: new Set(),
-      notice: flash.notice,
-    })
+    const page = await listPage(account, { form: EMPTY_FORM, errors: [], invalid: new Set(), notice: flash.notice })
     return sendAccountPage(reply, account, 'Applications', page)
   })
 
@@ -125,14 +130,7 @@ export const profileApplicationRoutes = routePlugin('oauth-profile-applications-
       const form = readForm(request)
       const checked = check(form)
       if (checked.errors.length) {
-        const page = applicationsPage({
-          csrf: account.csrf,
-          applications: await listApplicationsOwnedBy(db, account.user.id),
-          authorized: await listConsents(db, account.user.id),
-          anonymous: await listAnonymousTokens(db, account.user.id),
-          form,
-          ...checked,
-        })
+        const page = await listPage(account, { form, ...checked })
         return sendAccountPage(reply, account, 'Applications', page, { status: 422 })
       }
       const { application, secret } = await createApplication(db, {

@@ -7,7 +7,7 @@ import { InvalidClient, InvalidRequest, UnauthorizedClient } from '../errors.ts'
 import { authenticateClient, readClientCredentials } from '../grants/client-auth.ts'
 import { type OAuthServices, routePlugin } from '../oauth-app.ts'
 import { noStore, requireFormBody } from '../oauth-endpoints.ts'
-import { findAccessToken, findRefreshToken, revokeAccessToken, revokeGrant } from '../repositories/tokens.ts'
+import { findAccessTokenWithUser, findRefreshToken, revokeAccessToken, revokeGrant } from '../repositories/tokens.ts'
 import { findUserById } from '../repositories/users.ts'
 import { OAuthErrorResponses } from '../schemas/oauth.ts'
 
@@ -75,9 +75,13 @@ export const revokeIntrospectRoutes = routePlugin('oauth-revoke-introspect-route
       const client = credentials ? await authenticateClient(app, credentials) : undefined
       const token = digest(requireToken(body))
       const refreshFirst = body.token_type_hint === 'refresh_token'
-      const access = refreshFirst ? undefined : await findAccessToken(db, token)
+      const accessOf = async () => {
+        const row = await findAccessTokenWithUser(db, token)
+        return row && { id: row.token_id, application_id: row.application_id }
+      }
+      const access = refreshFirst ? undefined : await accessOf()
       const refresh = access ? undefined : await findRefreshToken(db, token)
-      const found = access ?? refresh ?? (refreshFirst ? await findAccessToken(db, token) : undefined)
+      const found = access ?? refresh ?? (refreshFirst ? await accessOf() : undefined)
       // Doorkeeper's rule: a token issued without a client is its own proof; any other token
       // needs the client it was issued to
       const anonymous = found !== undefined && found.application_id === null
@@ -86,8 +90,9 @@ export const revokeIntrospectRoutes = routePlugin('oauth-revoke-introspect-route
       if (!anonymous && found.application_id !== client?.id) {
         throw new UnauthorizedClient('You are not authorized to revoke this token', 403)
       }
+      // a refresh token ends its whole grant; an access token only itself
       await app.changes.commit((trx) =>
-        'grant_id' in found ? revokeGrant(trx, found.grant_id) : revokeAccessToken(trx, found.id),
+        refresh && found === refresh ? revokeGrant(trx, refresh.grant_id) : revokeAccessToken(trx, found.id),
       )
       return {}
     },

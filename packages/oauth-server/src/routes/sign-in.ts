@@ -1,4 +1,5 @@
 /** Sign-in pages: password, then TOTP when the account has two-factor authentication. */
+import type { FastifyReply } from 'fastify'
 import Type from 'typebox'
 import { checkPassword, checkSecondFactor, completeSignIn } from '../credentials.ts'
 import { routePlugin } from '../oauth-app.ts'
@@ -13,6 +14,12 @@ const MESSAGES: Record<string, string> = {
   invalid: 'Invalid username or password.',
   locked: 'This account is locked.',
   otp: 'Invalid two-factor code.',
+}
+
+/** 429 with Retry-After, after too many failures of the account or the address. */
+function tooManyAttempts(reply: FastifyReply, what: string, wait: number) {
+  reply.header('retry-after', String(wait))
+  return sendErrorPage(reply, 429, 'Too many attempts', `Too many failed ${what}. Try again in ${wait} seconds.`)
 }
 
 const ReturnQuery = Type.Object({
@@ -88,13 +95,7 @@ export const signInRoutes = routePlugin('oauth-sign-in-routes', (app) => {
       })
       switch (check.outcome) {
         case 'throttled':
-          reply.header('retry-after', String(check.wait))
-          return sendErrorPage(
-            reply,
-            429,
-            'Too many attempts',
-            `Too many failed sign-in attempts. Try again in ${check.wait} seconds.`,
-          )
+          return tooManyAttempts(reply, 'sign-in attempts', check.wait)
         case 'refused':
           return reply.redirect(withReturn('/users/sign_in', returnTo, 'invalid'), 303)
         case 'locked':
@@ -163,15 +164,7 @@ export const signInRoutes = routePlugin('oauth-sign-in-routes', (app) => {
       const user = session.row.pending_user_id ? await findUserById(db, session.row.pending_user_id) : undefined
       if (!user?.otp_secret) return reply.redirect(withReturn('/users/sign_in', returnTo), 303)
       const check = await checkSecondFactor(app, user, (field(request.body, 'otp_attempt') ?? '').trim(), request.ip)
-      if (check.outcome === 'throttled') {
-        reply.header('retry-after', String(check.wait))
-        return sendErrorPage(
-          reply,
-          429,
-          'Too many attempts',
-          `Too many failed attempts. Try again in ${check.wait} seconds.`,
-        )
-      }
+      if (check.outcome === 'throttled') return tooManyAttempts(reply, 'attempts', check.wait)
       if (check.outcome !== 'accepted') return reply.redirect(withReturn('/users/two_factor', returnTo, 'otp'), 303)
       await startSession(reply, app, session, { userId: user.id })
       await completeSignIn(app, user)
