@@ -1,7 +1,7 @@
 import type pg from 'pg'
+import { GROUP_COLUMNS, type GroupName } from '../catalogue/groups.ts'
 import { AGGREGATIONS, type Aggregation, minBucketMinutes, sliceStep } from '../domain/aggregation.ts'
 import type { DataFormat } from '../domain/formats.ts'
-import { GROUP_COLUMNS, type GroupName } from '../domain/groups.ts'
 
 /**
  * Reads of the 15-minute tables, bucketed. Rows come back as `[epoch ms, fields as text]`

@@ -4,8 +4,8 @@
  * the range, except the 7-day 15-minute chart series (672 rows).
  */
 import { type Kysely, type RawBuilder, sql } from 'kysely'
+import type { GroupColumn, GroupName } from '../catalogue/groups.ts'
 import type { EnergyDatabase } from '../db/schema.ts'
-import type { GroupColumn, GroupName } from '../domain/groups.ts'
 
 type Db = Kysely<EnergyDatabase>
 type Column<G extends GroupName> = GroupColumn<G>

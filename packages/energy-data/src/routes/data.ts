@@ -3,10 +3,10 @@ import type { ValidationIssue } from '@campus/shared'
 import type { FastifyInstance, FastifyReply } from 'fastify'
 import type { Kysely } from 'kysely'
 import type pg from 'pg'
+import { GROUP_COLUMNS, GROUP_NAMES, GROUPS, type GroupName } from '../catalogue/groups.ts'
 import type { EnergyDatabase } from '../db/schema.ts'
 import type { Aggregation } from '../domain/aggregation.ts'
 import { DATA_FORMATS, type DataFormat, type Field, rowEncoder } from '../domain/formats.ts'
-import { GROUP_COLUMNS, GROUP_NAMES, type GroupName } from '../domain/groups.ts'
 import { instantFormatter, isTimeZone } from '../domain/time.ts'
 import { resolveWindow } from '../domain/window.ts'
 import { DetailError, UnprocessableEntity } from '../errors.ts'
@@ -14,7 +14,14 @@ import { apiKeyHeaders, apiKeySecurity } from '../plugins/auth.ts'
 import { countSeries, planSeries, readSeries, type SeriesSource } from '../repositories/measurements.ts'
 import { lowestMeterId, unknownMeterIds } from '../repositories/metadata.ts'
 import { DetailResponse, HTTPValidationError, keyErrorResponses } from '../schemas/errors.ts'
-import { Data15m, dataQuerySchema, dataResponse, groupRowSchema, metersQuerySchema } from '../schemas/measurements.ts'
+import {
+  Data15m,
+  dataQuerySchema,
+  dataResponse,
+  groupHeaderDescription,
+  groupRowSchema,
+  metersQuerySchema,
+} from '../schemas/measurements.ts'
 
 export interface DataRoutesOptions {
   db: Kysely<EnergyDatabase>
@@ -56,15 +63,6 @@ const groupFields = (group: GroupName): Field[] => [
   { name: 'time_15m', kind: 'time' },
   ...GROUP_COLUMNS[group].map((name) => ({ name, kind: 'number' as const })),
 ]
-
-const GROUP_SUMMARIES: Record<GroupName, string> = {
-  datacenter_1: 'Data centre 1: total, IT, ventilation and auxiliary power per room',
-  pv: 'Photovoltaic production per plant and inverter',
-  water: 'Water use: main site and drinking fountains',
-  weather: 'Weather station: pressure, humidity, temperature, radiation, illuminance, rain, wind',
-  centrali_frigo: 'Chiller plants (centrali frigo) and their group feeders',
-  aulep: 'Aule P building: PV surplus, consumption, rooftop units, fountain',
-}
 
 const busy = { ...DetailResponse, description: 'Too many exports in progress in this process; see Retry-After' }
 
@@ -211,7 +209,7 @@ export async function dataRoutes(app: FastifyInstance, options: DataRoutesOption
       {
         schema: {
           tags: ['Data'],
-          summary: GROUP_SUMMARIES[group],
+          summary: GROUPS[group].summary,
           description:
             'Mean of each column per bucket, ordered by time. Buckets without any stored quarter hour are left ' +
             'out (no null rows); a column with no value in a bucket is null.',
@@ -219,7 +217,7 @@ export async function dataRoutes(app: FastifyInstance, options: DataRoutesOption
           security: apiKeySecurity,
           querystring: { type: 'object', properties: dataQuerySchema(aggregations) },
           response: {
-            200: dataResponse(row, `${group} rows`),
+            200: dataResponse(row, `${group} rows`, groupHeaderDescription(group)),
             ...keyErrorResponses,
             422: HTTPValidationError,
             503: busy,

@@ -1,7 +1,8 @@
 import Type, { type TSchema } from 'typebox'
+import { GROUPS, type GroupName, groupSeries, type Series } from '../catalogue/groups.ts'
+import { unitSymbol } from '../catalogue/quantities.ts'
 import { AGGREGATION_DESCRIPTION, AGGREGATION_VALUES, type Aggregation } from '../domain/aggregation.ts'
 import { DATA_FORMAT_DESCRIPTION, DATA_FORMAT_VALUES } from '../domain/formats.ts'
-import { GROUP_COLUMNS, type GroupName } from '../domain/groups.ts'
 import { TAG_DESCRIPTION, TAGS } from '../domain/tags.ts'
 
 const Measurement = Type.Union([Type.Number(), Type.Null()])
@@ -39,24 +40,47 @@ export const Data15m = Type.Object(
   },
 )
 
-const TITLES: Record<GroupName, string> = {
-  datacenter_1: 'Datacenter15m',
-  pv: 'Pv15m',
-  water: 'Water15m',
-  weather: 'Weather15m',
-  centrali_frigo: 'CentraliFrigo15m',
-  aulep: 'AuleP15m',
+/** What a column holds, from the series catalogue: quantity, unit, how buckets combine it, the meter it mirrors. */
+export function seriesDescription(series: Series): string {
+  const { kind } = series
+  const symbol = unitSymbol(kind.unit)
+  const bucket =
+    kind.combination === 'mean'
+      ? `An aggregated bucket holds the mean of its quarter hours${
+          kind.unit === 'unit:KiloW'
+            ? '; energy over a period is the sum of kW x 0.25 h over its measured quarter hours'
+            : ''
+        }.`
+      : `An aggregated bucket holds the mean ${symbol} per quarter hour; its total is that mean times the quarter ` +
+        'hours measured (`coverage` times the quarter hours the bucket spans).'
+  return (
+    `${series.text}. ${kind.quantityKind} in ${symbol} (${kind.unit}): ${kind.text}. ${bucket}` +
+    (series.meter ? ` Mirrors meter ${series.meter.id} (same reading, same unit).` : '')
+  )
 }
 
-/** The row schema of one group's wide table: `time_15m` and its columns, each nullable. */
+/** The row schema of one group's wide table: `time_15m` and its columns, each nullable and described by the catalogue. */
 export function groupRowSchema(group: GroupName): TSchema {
   const properties: Record<string, TSchema> = { time_15m: Time15m }
   const example: Record<string, unknown> = { time_15m: '2025-06-02T10:00:00+02:00' }
-  for (const column of GROUP_COLUMNS[group]) {
-    properties[column] = Measurement
+  for (const series of groupSeries(group)) {
+    const column = series.column
+    properties[column] = Type.Union([Type.Number(), Type.Null()], {
+      description: seriesDescription(series),
+      'x-unit': series.kind.unit,
+      'x-quantity-kind': series.kind.quantityKind,
+      'x-combination': series.kind.combination,
+      ...(series.meter ? { 'x-meter': series.meter.id } : {}),
+    })
     example[column] = 12.5
   }
-  return Type.Object(properties, { title: TITLES[group], examples: [example] })
+  return Type.Object(properties, { title: GROUPS[group].title, examples: [example] })
+}
+
+/** The CSV/TXT header of a group, with each column's unit. */
+export function groupHeaderDescription(group: GroupName): string {
+  const units = groupSeries(group).map((s) => `\`${s.column}\` ${unitSymbol(s.kind.unit)}`)
+  return `Header line \`time_15m\` then the columns in this order (units: ${units.join(', ')}), then one line per row.`
 }
 
 const DATETIME_DESCRIPTION =
@@ -104,13 +128,13 @@ export const metersQuerySchema = {
   tag: Type.Array(Type.Enum([...TAGS]), { default: ['ok'], minItems: 1, description: TAG_DESCRIPTION }),
 }
 
-export function dataResponse(row: TSchema, description: string) {
+export function dataResponse(row: TSchema, description: string, header = 'Header line, then one line per row.') {
   return {
     description,
     content: {
       'application/json': { schema: Type.Array(row) },
-      'text/csv': { schema: Type.String({ description: 'Header line, then one line per row' }) },
-      'text/plain': { schema: Type.String({ description: 'Tab-separated: header line, then one line per row' }) },
+      'text/csv': { schema: Type.String({ description: `Comma-separated. ${header}` }) },
+      'text/plain': { schema: Type.String({ description: `Tab-separated. ${header}` }) },
     },
   }
 }
