@@ -95,6 +95,6 @@ export async function buildApp(options: EnergyAppOptions): Promise<FastifyInstan
     maxStreams: settings.ENERGY_MAX_STREAMS,
     now: options.now,
   })
-  await app.register(publicViews, { db })
+  await app.register(publicViews, { db, zone: settings.ENERGY_TIMEZONE, now: options.now ?? Date.now })
   return app
 }

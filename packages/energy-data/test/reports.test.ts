@@ -133,23 +133,26 @@ describe('GET /report/meter', () => {
     expect(days.find((d) => d[0] === '2025-10-22')![1]).toBe('88')
   })
 
-  it('reads bounds with an offset as given and without one in the requested zone', async () => {
+  it('reads bounds without an offset as UTC and covers the whole local days holding them', async () => {
     const utc = await get(
       `/report/meter?uuid=${METER_ID}&start_datetime=2025-10-26T00:00:00Z&end_datetime=2025-10-26T01:45Z`,
     )
-    expect(utc.body).toContain('From 2025-10-26T02:00:00+02:00 to 2025-10-26T02:45:00+01:00')
-    expect(utc.body).toContain('Quarter hours with data: 8 of 8')
+    expect(utc.body).toContain('From 2025-10-26T00:00:00+02:00 to 2025-10-26T23:59:59+01:00')
+    expect(utc.body).toContain('Quarter hours with data: 100 of 100')
+    // 23:30 UTC on the 25th is 01:30 on the 26th in Rome: the report covers the 26th
+    const naive = await get(`/report/meter?uuid=${METER_ID}&start_datetime=2025-10-25 23:30&end_datetime=2025-10-26`)
+    expect(naive.body).toContain('From 2025-10-26T00:00:00+02:00 to 2025-10-26T23:59:59+01:00')
     const inUtc = await get(
       `/report/meter?uuid=${METER_ID}&start_datetime=2025-10-26 00:00&end_datetime=2025-10-26 01:45&timezone=UTC`,
     )
-    expect(inUtc.body).toContain('From 2025-10-26T00:00:00+00:00 to 2025-10-26T01:45:00+00:00')
-    expect(inUtc.body).toContain('Quarter hours with data: 8 of 8')
+    expect(inUtc.body).toContain('From 2025-10-26T00:00:00+00:00 to 2025-10-26T23:59:59+00:00')
+    expect(inUtc.body).toContain('Quarter hours with data: 96 of 96')
   })
 
-  it('defaults to the 7 days ending with the newest reading', async () => {
+  it('defaults to the 30 local days ending with the newest complete day of the meter', async () => {
     const body = (await get(`/report/meter?uuid=${METER_ID}`)).body
-    expect(body).toContain('to 2025-10-27T23:45:00+01:00 (inclusive)')
-    expect(body).toContain(`Quarter hours with data: ${inRange(END - 7 * 86_400_000, END).length} of 672`)
+    expect(body).toContain('From 2025-09-28T00:00:00+02:00 to 2025-10-27T23:59:59+01:00 (inclusive)')
+    expect(body).toContain(`Quarter hours with data: ${ALL.length} of ${30 * 96 + 4}`)
   })
 
   it('says so when a meter has no data', async () => {
@@ -180,7 +183,7 @@ describe('GET /report/meter', () => {
 
 describe('report validation', () => {
   const cases: Array<[string, string, string]> = [
-    ['/report/water?start_datetime=yesterday', 'start_datetime', 'string_pattern_mismatch'],
+    ['/report/water?start_datetime=yesterday', 'start_datetime', 'datetime_parsing'],
     ['/report/water?start_datetime=2025-13-01', 'start_datetime', 'datetime_parsing'],
     ['/report/pv?end_datetime=2025-02-30T10:00', 'end_datetime', 'datetime_parsing'],
     ['/report/pv?start_datetime=2025-10-26T10:00&end_datetime=2025-10-26T09:00', 'end_datetime', 'value_error'],

@@ -5,11 +5,14 @@
  */
 import type { Kysely } from 'kysely'
 import type { EnergyDatabase } from '../db/schema.ts'
-import { DEFAULT_ZONE } from '../reports/zoned-time.ts'
+import { completeDays, quarterSlots } from '../domain/window.ts'
 import { dailyTotals, latestQuarter, seriesRows } from '../repositories/views.ts'
 import { type ChartConfig, columnChart, stackedAreaChart } from './configs.ts'
 import { CHART_TEXT, FOUNTAIN_NAMES, type Language, PLANT_NAMES, pick } from './i18n.ts'
-import { completeDays, quarterSlots } from './windows.ts'
+
+/** The fixed windows of the charts. */
+export const SERIES_DAYS = 7
+export const DAILY_DAYS = 30
 
 export const CHART_NAMES = ['fotovoltaico', 'bilancio', 'acqua', 'fontanelle'] as const
 export type ChartName = (typeof CHART_NAMES)[number]
@@ -24,9 +27,10 @@ type Db = Kysely<EnergyDatabase>
 
 export interface ChartRequest {
   lang: Language
-  zone?: string
+  /** The service's zone (ENERGY_TIMEZONE). */
+  zone: string
   /** Used as the window's end when the table is empty. */
-  now?: number
+  now: number
 }
 
 /** Values of the quarter hours `slots`, null where no row is stored. */
@@ -106,7 +110,7 @@ async function bilancio(db: Db, lang: Language, zone: string, now: number): Prom
 }
 
 async function acqua(db: Db, lang: Language, zone: string, now: number): Promise<ChartConfig> {
-  const window = completeDays(await anchorOf(db, 'water', now), zone)
+  const window = completeDays(await latestQuarter(db, 'water'), now, zone, DAILY_DAYS)
   const rows = await dailyTotals(db, 'water', ['tot_sede_centrale', ...FOUNTAINS], window.from, window.to, zone)
   const byDay = new Map(rows.map((r) => [r.day, r.sums]))
   const fountainsOf = (day: string): number | null => {
@@ -155,5 +159,5 @@ const BUILDERS: Record<ChartName, (db: Db, lang: Language, zone: string, now: nu
 }
 
 export function buildChart(db: Db, name: ChartName, request: ChartRequest): Promise<ChartConfig> {
-  return BUILDERS[name](db, request.lang, request.zone ?? DEFAULT_ZONE, request.now ?? Date.now())
+  return BUILDERS[name](db, request.lang, request.zone, request.now)
 }

@@ -3,7 +3,7 @@
  * `new Chart(canvas, config)` takes as they are.
  */
 import type { ChartConfiguration, ChartDataset } from 'chart.js'
-import { formatIso, QUARTER_MS } from '../reports/zoned-time.ts'
+import { formatIso, QUARTER_MS } from '../domain/time.ts'
 import { CHART_TEXT, type Language, LOCALES, pick } from './i18n.ts'
 
 export type ChartConfig = ChartConfiguration<'line' | 'bar', Array<number | null>, string>

@@ -1,14 +1,12 @@
 import type { Language } from '../charts/i18n.ts'
+import { formatIso, QUARTER_MS } from '../domain/time.ts'
+import type { DayWindow } from '../domain/window.ts'
 import type { MeterDay, MeterRow, MeterStats } from '../repositories/views.ts'
 import { type Block, heading, list, numbers, paragraph, table } from './document.ts'
-import type { ReportWindow } from './report-window.ts'
-import { formatIso, QUARTER_MS } from './zoned-time.ts'
 
-/** Quarter-hour slots whose start lies in `[from, to]`. */
+/** Quarter hours in `[from, to)`: 92, 96 or 100 a local day. */
 export function expectedQuarters(from: number, to: number): number {
-  const first = Math.ceil(from / QUARTER_MS)
-  const last = Math.floor(to / QUARTER_MS)
-  return Math.max(last - first + 1, 0)
+  return Math.max(Math.round((to - from) / QUARTER_MS), 0)
 }
 
 /** Unit symbol of a QUDT unit id, for headings (`unit:KiloW-HR` -> `kWh`). */
@@ -26,11 +24,12 @@ export function unitSymbol(unitId: string | null): string {
   return unitId ? (symbols[unitId] ?? unitId.replace(/^unit:/, '')) : ''
 }
 
-/** "From ... to ... (inclusive), times in ..." in the report's language. */
+/** "From ... to ... (inclusive), times in ..." in the report's language; `to` is exclusive. */
 export function windowLine(from: number, to: number, zone: string, lang: Language): string {
+  const last = formatIso(to - 1000, zone)
   return lang === 'it'
-    ? `Dal ${formatIso(from, zone)} al ${formatIso(to, zone)} (estremi inclusi), orari in ${zone}.`
-    : `From ${formatIso(from, zone)} to ${formatIso(to, zone)} (inclusive), times in ${zone}.`
+    ? `Dal ${formatIso(from, zone)} al ${last} (estremi inclusi), orari in ${zone}.`
+    : `From ${formatIso(from, zone)} to ${last} (inclusive), times in ${zone}.`
 }
 
 const TEXT = {
@@ -96,7 +95,7 @@ const TEXT = {
 
 export interface MeterReportInput {
   meter: MeterRow
-  window: ReportWindow
+  window: DayWindow
   stats: MeterStats
   days: MeterDay[]
   lang: Language

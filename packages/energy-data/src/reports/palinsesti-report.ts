@@ -1,7 +1,7 @@
 import type { Language } from '../charts/i18n.ts'
+import { QUARTER_MS } from '../domain/time.ts'
 import type { ScheduleCell } from '../repositories/views.ts'
 import { type Block, heading, list, numbers, paragraph, table } from './document.ts'
-import { QUARTER_MS } from './zoned-time.ts'
 
 /**
  * "Palinsesti": the operating schedules of a year - when each chiller plant and building load

@@ -1,9 +1,9 @@
 import { type Language, PLANT_NAMES } from '../charts/i18n.ts'
+import { formatIso } from '../domain/time.ts'
+import type { DayWindow } from '../domain/window.ts'
 import type { BalanceTotals, ColumnSummary, DailyTotals } from '../repositories/views.ts'
 import { type Block, heading, list, numbers, paragraph, table } from './document.ts'
 import { expectedQuarters, windowLine } from './meter-report.ts'
-import type { ReportWindow } from './report-window.ts'
-import { formatIso } from './zoned-time.ts'
 
 export const PV_PLANTS = Object.keys(PLANT_NAMES) as Array<keyof typeof PLANT_NAMES>
 export const PV_COLUMNS = ['tot_pv', ...PV_PLANTS] as const
@@ -70,7 +70,7 @@ const TEXT = {
 } as const
 
 export interface PvReportInput {
-  window: ReportWindow
+  window: DayWindow
   quarters: number
   summaries: Record<PvColumn, ColumnSummary>
   days: Array<DailyTotals<PvColumn>>

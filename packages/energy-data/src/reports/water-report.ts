@@ -1,9 +1,9 @@
 import { FOUNTAIN_NAMES, type Language } from '../charts/i18n.ts'
+import { formatIso } from '../domain/time.ts'
+import type { DayWindow } from '../domain/window.ts'
 import type { ColumnSummary, DailyTotals } from '../repositories/views.ts'
 import { type Block, heading, list, numbers, paragraph, table } from './document.ts'
 import { expectedQuarters, windowLine } from './meter-report.ts'
-import type { ReportWindow } from './report-window.ts'
-import { formatIso } from './zoned-time.ts'
 
 /** Water meters in report order: the main meter, then the drinking fountains. */
 export const WATER_METERS = [
@@ -77,7 +77,7 @@ const TEXT = {
 const PER_HOUR = 4
 
 export interface WaterReportInput {
-  window: ReportWindow
+  window: DayWindow
   quarters: number
   summaries: Record<WaterMeter, ColumnSummary>
   days: Array<DailyTotals<WaterMeter>>

@@ -109,7 +109,7 @@ function summaryColumns(column: string, zone: string): RawBuilder<unknown> {
   ])
 }
 
-/** Count, sum, mean, min, max (and when), night baseline of each column over `from <= time_15m <= to`. */
+/** Count, sum, mean, min, max (and when), night baseline of each column over `from <= time_15m < to`. */
 export async function columnSummaries<G extends GroupName, C extends Column<G>>(
   db: Db,
   group: G,
@@ -121,7 +121,7 @@ export async function columnSummaries<G extends GroupName, C extends Column<G>>(
   const { rows } = await sql<Record<string, unknown>>`
     select count(*) as quarters, ${sql.join(columns.map((c) => summaryColumns(c, zone)))}
     from ${table(group)}
-    where time_15m >= ${ts(from)} and time_15m <= ${ts(to)}`.execute(db)
+    where time_15m >= ${ts(from)} and time_15m < ${ts(to)}`.execute(db)
   const row = rows[0] ?? {}
   const num = (key: string) => (row[key] as number | null | undefined) ?? null
   const summaries = {} as Record<C, ColumnSummary>
@@ -151,7 +151,7 @@ export interface BalanceTotals {
 }
 
 /**
- * Energy balance of the Aule P building over `from <= time_15m <= to`, quarter hour by quarter
+ * Energy balance of the Aule P building over `from <= time_15m < to`, quarter hour by quarter
  * hour: PV used on site is min(production, consumption), the rest of the production is surplus,
  * the rest of the consumption comes from the grid. Quarters missing either value are left out.
  */
@@ -168,7 +168,7 @@ export async function aulepBalance(db: Db, from: number, to: number): Promise<Ba
       sql<number | null>`sum(surplus_pv)`.as('measuredSurplus'),
     ])
     .where('time_15m', '>=', new Date(from))
-    .where('time_15m', '<=', new Date(to))
+    .where('time_15m', '<', new Date(to))
     .where('tot_pv_prod', 'is not', null)
     .where('consumo_aula_1p', 'is not', null)
     .executeTakeFirstOrThrow()
@@ -231,7 +231,7 @@ export interface MeterDay {
   sum: number | null
 }
 
-/** Statistics of one meter over `from <= time_15m <= to`; the mean is weighted by the sample counts. */
+/** Statistics of one meter over `from <= time_15m < to`; the mean is weighted by the sample counts. */
 export async function meterStats(db: Db, meterId: number, from: number, to: number): Promise<MeterStats> {
   const { rows } = await sql<Record<string, unknown>>`
     select count(*) as quarters,
@@ -246,14 +246,14 @@ export async function meterStats(db: Db, meterId: number, from: number, to: numb
     from (
       select *, time_15m - lag(time_15m) over (order by time_15m) as step
       from data_15m
-      where meter_id = ${meterId} and time_15m >= ${ts(from)} and time_15m <= ${ts(to)}
+      where meter_id = ${meterId} and time_15m >= ${ts(from)} and time_15m < ${ts(to)}
     ) d`.execute(db)
   const tags = await db
     .selectFrom('data_15m')
     .select(['tag', sql<number>`count(*)`.as('quarters')])
     .where('meter_id', '=', meterId)
     .where('time_15m', '>=', new Date(from))
-    .where('time_15m', '<=', new Date(to))
+    .where('time_15m', '<', new Date(to))
     .groupBy('tag')
     .orderBy('tag')
     .execute()
@@ -279,7 +279,7 @@ export async function meterDays(db: Db, meterId: number, from: number, to: numbe
     select to_char(time_15m at time zone ${zone}, 'YYYY-MM-DD') as day, count(*) as quarters,
       avg(avg_value) as mean, min(min_value) as min, max(max_value) as max, sum(sum_value) as sum
     from data_15m
-    where meter_id = ${meterId} and time_15m >= ${ts(from)} and time_15m <= ${ts(to)}
+    where meter_id = ${meterId} and time_15m >= ${ts(from)} and time_15m < ${ts(to)}
     group by 1
     order by 1`.execute(db)
   return rows.map((r) => ({

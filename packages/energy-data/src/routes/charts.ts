@@ -2,8 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import type { Kysely } from 'kysely'
 import Type from 'typebox'
-import { buildChart, CHART_NAMES, type ChartName } from '../charts/charts.ts'
-import { DAILY_DAYS, SERIES_DAYS } from '../charts/windows.ts'
+import { buildChart, CHART_NAMES, type ChartName, DAILY_DAYS, SERIES_DAYS } from '../charts/charts.ts'
 import { sendCached } from '../dashboard/http-cache.ts'
 import type { EnergyDatabase } from '../db/schema.ts'
 import {
@@ -95,7 +94,10 @@ const ChartConfigBody = Type.Object(
   },
 )
 
-export async function chartRoutes(parent: FastifyInstance, options: { db: Kysely<EnergyDatabase> }): Promise<void> {
+export async function chartRoutes(
+  parent: FastifyInstance,
+  options: { db: Kysely<EnergyDatabase>; zone: string; now: () => number },
+): Promise<void> {
   const app = parent.withTypeProvider<TypeBoxTypeProvider>()
   for (const name of CHART_NAMES) {
     app.get(
@@ -116,7 +118,11 @@ export async function chartRoutes(parent: FastifyInstance, options: { db: Kysely
         },
       },
       async (request, reply) => {
-        const config = await buildChart(options.db, name, { lang: request.query.lang ?? 'it' })
+        const config = await buildChart(options.db, name, {
+          lang: request.query.lang ?? 'it',
+          zone: options.zone,
+          now: options.now(),
+        })
         return sendCached(request, reply, JSON.stringify(config), 'application/json; charset=utf-8')
       },
     )

@@ -7,8 +7,8 @@ import { GROUP_COLUMNS, GROUP_NAMES, GROUPS, type GroupName } from '../catalogue
 import type { EnergyDatabase } from '../db/schema.ts'
 import type { Aggregation } from '../domain/aggregation.ts'
 import { DATA_FORMATS, type DataFormat, type Field, rowEncoder } from '../domain/formats.ts'
-import { instantFormatter, isTimeZone } from '../domain/time.ts'
-import { resolveWindow } from '../domain/window.ts'
+import { instantFormatter } from '../domain/time.ts'
+import { dataDefaults, resolveWindow } from '../domain/window.ts'
 import { DetailError, UnprocessableEntity } from '../errors.ts'
 import { apiKeyHeaders, apiKeySecurity } from '../plugins/auth.ts'
 import { countSeries, planSeries, readSeries, type SeriesSource } from '../repositories/measurements.ts'
@@ -80,23 +80,11 @@ export async function dataRoutes(app: FastifyInstance, options: DataRoutesOption
     fields: Field[],
     extraIssues: ValidationIssue[] = [],
   ) {
-    const zone = query.timezone ?? options.zone
-    const issues = [...extraIssues]
-    if (!isTimeZone(zone)) {
-      issues.push({
-        loc: ['query', 'timezone'],
-        msg: 'Input should be an IANA time zone name such as Europe/Rome',
-        type: 'value_error',
-      })
-    }
-    const window = resolveWindow({
-      start: query.start_datetime,
-      end: query.end_datetime,
-      aggregation: query.aggregation,
-      nowMs: now(),
+    const { zone, ...window } = resolveWindow(query, {
+      zone: options.zone,
+      defaults: dataDefaults(query.aggregation, now()),
+      issues: extraIssues,
     })
-    if ('issues' in window) issues.push(...window.issues)
-    if (issues.length || 'issues' in window) throw new UnprocessableEntity(issues)
     const request = { source, format: query.data_format, aggregation: query.aggregation, zone, ...window }
     const plan = await planSeries(options.pool, request)
     if (plan.bound > options.maxRows) {

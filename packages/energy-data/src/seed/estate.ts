@@ -240,6 +240,9 @@ export function signalsAt(seed: number, q: number, env: Environment): Record<str
   s.rooftop_4 = jitter(24 * (cooling + heating * 0.8))
   s.rooftop_5 = jitter(18 * (cooling + heating * 0.8))
   const rooftops = s.rooftop_1 + s.rooftop_2 + s.rooftop_3 + s.rooftop_4 + s.rooftop_5
+  // each jittered series draws its own noise stream in this order; this slot stays taken so the
+  // series after it keep the values they always had
+  stream++
   s.pv_inv_1 = s.tot_pv_aule_p_i1
   s.pv_inv_2 = s.tot_pv_aule_p_i2
   s.tot_pv_prod = s.pv_inv_1 + s.pv_inv_2
