@@ -1,11 +1,13 @@
 import type pg from 'pg'
 import { GROUP_COLUMNS, type GroupName } from '../catalogue/groups.ts'
 import { AGGREGATIONS, type Aggregation, minBucketMinutes, sliceStep } from '../domain/aggregation.ts'
-import type { DataFormat } from '../domain/formats.ts'
+import type { RowSql, SqlField } from '../export/encoders.ts'
 
 /**
  * Reads of the 15-minute tables, bucketed. Rows come back as `[epoch ms, fields as text]`
- * straight from `pg`, for throughput; the SQL names only identifiers from GROUP_COLUMNS.
+ * straight from `pg`, the text written by the expression the caller's encoding gives (`RowSql`):
+ * this module knows which fields a source has and how to read them, not how they are printed.
+ * The SQL names only identifiers from the series catalogue.
  *
  * A long window is read as consecutive time slices, each one short independent query
  * (`time_15m >= a and time_15m < b`, slice edges on bucket edges). Memory stays flat like with
@@ -19,8 +21,6 @@ export type SeriesSource =
 
 export interface SeriesRequest {
   source: SeriesSource
-  /** The encoding the database writes the fields in (rows come back as `[epoch ms, text]`). */
-  format: DataFormat
   aggregation: Aggregation
   zone: string
   startMs: number
@@ -145,36 +145,6 @@ async function trimToData(pool: pg.Pool, request: SeriesRequest, edges: number[]
   return edges.slice(from, to + 1)
 }
 
-/**
- * The database writes each row's fields as text ready for the chosen format (PostgreSQL prints
- * doubles in their shortest exact form, as JavaScript does): the service only adds the timestamp
- * and joins rows, which keeps large exports close to the speed of COPY.
- */
-function fieldsText(
-  format: DataFormat,
-  fields: Array<{ name: string; sql: string; kind: 'number' | 'integer' | 'string' }>,
-) {
-  const missing = format === 'raw' ? "'null'" : "''"
-  const separator = format === 'txt' ? "E'\\t'" : "','"
-  const parts = fields.map((f) => {
-    let value: string
-    if (f.kind === 'number') {
-      // NaN and infinities are not JSON numbers: written as missing values everywhere
-      value = `case when ${f.sql} > '-Infinity'::float8 and ${f.sql} < 'Infinity'::float8 then (${f.sql})::text else ${missing} end`
-    } else if (f.kind === 'integer') {
-      value = `coalesce((${f.sql})::text, ${missing})`
-    } else if (format === 'raw') {
-      value = `coalesce(to_json(${f.sql})::text, 'null')`
-    } else if (format === 'csv') {
-      value = `coalesce(case when ${f.sql} ~ '[",\r\n]' then '"' || replace(${f.sql}, '"', '""') || '"' else ${f.sql} end, '')`
-    } else {
-      value = `coalesce(translate(${f.sql}, E'\t\r\n', '   '), '')`
-    }
-    return format === 'raw' ? `'"${f.name}":' || ${value}` : value
-  })
-  return parts.join(` || ${format === 'raw' ? "','" : separator} || `)
-}
-
 interface SliceSql {
   /** Without its `order by`, so it can be counted. */
   text: string
@@ -182,27 +152,31 @@ interface SliceSql {
   values: (lo: Date, hi: Date) => unknown[]
 }
 
-function sliceSql(request: SeriesRequest): SliceSql {
+const METER_FIELDS = [
+  { name: 'meter_id', kind: 'integer' },
+  { name: 'avg_value', kind: 'number' },
+  { name: 'min_value', kind: 'number' },
+  { name: 'max_value', kind: 'number' },
+  { name: 'sum_value', kind: 'number' },
+  { name: 'count_value', kind: 'integer' },
+  { name: 'tag', kind: 'string' },
+] as const
+
+/** The fields after `time_15m` of the rows of a source, in order. */
+export function seriesFields(source: SeriesSource): string[] {
+  return source.kind === 'group' ? [...GROUP_COLUMNS[source.group]] : METER_FIELDS.map((f) => f.name)
+}
+
+function sliceSql(request: SeriesRequest, rowSql: RowSql): SliceSql {
   const { source, aggregation, zone } = request
   const meterFields = (sqls: string[]) =>
-    fieldsText(request.format, [
-      { name: 'meter_id', sql: sqls[0] as string, kind: 'integer' },
-      { name: 'avg_value', sql: sqls[1] as string, kind: 'number' },
-      { name: 'min_value', sql: sqls[2] as string, kind: 'number' },
-      { name: 'max_value', sql: sqls[3] as string, kind: 'number' },
-      { name: 'sum_value', sql: sqls[4] as string, kind: 'number' },
-      { name: 'count_value', sql: sqls[5] as string, kind: 'integer' },
-      { name: 'tag', sql: sqls[6] as string, kind: 'string' },
-    ])
+    rowSql(METER_FIELDS.map((f, i): SqlField => ({ ...f, sql: sqls[i] as string })))
   const raw = aggregation === '15 m'
   if (source.kind === 'group') {
     const columns = GROUP_COLUMNS[source.group]
     const table = `${source.group}_15m`
     const fields = (wrap: (c: string) => string) =>
-      fieldsText(
-        request.format,
-        columns.map((c) => ({ name: c, sql: wrap(c), kind: 'number' as const })),
-      )
+      rowSql(columns.map((c): SqlField => ({ name: c, sql: wrap(c), kind: 'number' })))
     const text = raw
       ? `select ${EPOCH_MS('time_15m')}, ${fields((c) => c)} from ${table}
          where time_15m >= $1 and time_15m < $2`
@@ -244,7 +218,7 @@ function sliceSql(request: SeriesRequest): SliceSql {
 
 /** Exact number of rows the request returns (asked only when the bound exceeds the cap). */
 export async function countSeries(pool: pg.Pool, request: SeriesRequest, plan: SeriesPlan): Promise<number> {
-  const { text, values } = sliceSql(request)
+  const { text, values } = sliceSql(request, (fields) => fields.map(() => "''").join(' || '))
   const result = await pool.query<{ n: number }>(
     `select count(*)::float8 as n from (${text}) x`,
     values(new Date(plan.lo), new Date(plan.hi)),
@@ -257,8 +231,9 @@ export async function* readSeries(
   pool: pg.Pool,
   request: SeriesRequest,
   plan: SeriesPlan,
+  rowSql: RowSql,
 ): AsyncGenerator<Array<[number, string]>, void, undefined> {
-  const { text: body, order, values } = sliceSql(request)
+  const { text: body, order, values } = sliceSql(request, rowSql)
   const text = `${body} order by ${order}`
   const slices: Array<[number, number]> = []
   for (let i = 0; i + 1 < plan.edges.length; i++) {

@@ -2,8 +2,8 @@ import Type, { type TSchema } from 'typebox'
 import { GROUPS, type GroupName, groupSeries, type Series } from '../catalogue/groups.ts'
 import { unitSymbol } from '../catalogue/quantities.ts'
 import { AGGREGATION_DESCRIPTION, AGGREGATION_VALUES, type Aggregation } from '../domain/aggregation.ts'
-import { DATA_FORMAT_DESCRIPTION, DATA_FORMAT_VALUES } from '../domain/formats.ts'
 import { TAG_DESCRIPTION, TAGS } from '../domain/tags.ts'
+import { DATA_FORMAT_DESCRIPTION, DATA_FORMAT_VALUES } from '../export/encoders.ts'
 
 const Measurement = Type.Union([Type.Number(), Type.Null()])
 const Time15m = Type.String({
