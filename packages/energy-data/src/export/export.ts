@@ -49,7 +49,8 @@ export function createExporter(options: ExporterOptions) {
 
   async function capRows(request: ExportRequest, plan: Awaited<ReturnType<typeof planSeries>>): Promise<void> {
     if (plan.bound <= options.maxRows) return
-    const rows = await countSeries(pool, request, plan)
+    // with fill=null every bucket is a row: the bound is the count
+    const rows = request.fill === 'null' ? plan.bound : await countSeries(pool, request, plan)
     if (rows <= options.maxRows) return
     throw new UnprocessableEntity([
       {
@@ -82,7 +83,7 @@ export function createExporter(options: ExporterOptions) {
       const streaming = plan.edges.length > 2
       if (streaming) enterGate(context)
       const encoder = encoding(request.format, instantFormatter(request.zone))
-      const begin = encoder.begin(seriesFields(request.source))
+      const begin = encoder.begin(seriesFields(request))
       // the first slice is read before the status line goes out, so a failing query is still a clean error
       const rows = readSeries(pool, request, plan, encoder.rowSql)
       const first = await rows.next()

@@ -36,6 +36,8 @@ export interface DataRoutesOptions {
 interface DataQuery {
   aggregation: Aggregation
   data_format: DataFormat
+  fill: 'none' | 'null'
+  coverage: boolean
   start_datetime?: string
   end_datetime?: string
   timezone?: string
@@ -55,7 +57,15 @@ export async function dataRoutes(app: FastifyInstance, options: DataRoutesOption
       issues,
     })
     const response = await exporter.open(
-      { source, format: query.data_format, aggregation: query.aggregation, zone, ...window },
+      {
+        source,
+        format: query.data_format,
+        aggregation: query.aggregation,
+        fill: query.fill,
+        coverage: query.coverage,
+        zone,
+        ...window,
+      },
       {
         log: reply.log,
         // a client gone before the export starts has closed its response already
@@ -72,9 +82,10 @@ export async function dataRoutes(app: FastifyInstance, options: DataRoutesOption
         tags: ['Data'],
         summary: 'Per-meter quarter hours',
         description:
-          'Statistics of the raw samples of each meter per bucket, ordered by time then meter. ' +
-          'Buckets without any stored quarter hour are left out (no null rows); `count_value` says how many ' +
-          'samples a bucket holds.',
+          'Statistics of the raw samples of each meter per bucket, ordered by time then meter, in the unit of the ' +
+          "meter's `unit_id` (`/metadata/meters`). Buckets without any stored quarter hour are left out unless " +
+          '`fill=null`; `count_value` says how many samples a bucket holds, `coverage=true` how many of its ' +
+          'quarter hours hold a row.',
         headers: apiKeyHeaders,
         security: apiKeySecurity,
         querystring: { type: 'object', properties: { ...dataQuerySchema(), ...metersQuerySchema } },
@@ -115,8 +126,9 @@ export async function dataRoutes(app: FastifyInstance, options: DataRoutesOption
           tags: ['Data'],
           summary: GROUPS[group].summary,
           description:
-            'Mean of each column per bucket, ordered by time. Buckets without any stored quarter hour are left ' +
-            'out (no null rows); a column with no value in a bucket is null.',
+            "Mean of each column per bucket, ordered by time; each column's quantity, unit and meter are in the " +
+            'row schema. Buckets without any stored quarter hour are left out unless `fill=null`; a column with ' +
+            'no value in a bucket is null; `coverage=true` says how many of its quarter hours hold a row.',
           headers: apiKeyHeaders,
           security: apiKeySecurity,
           querystring: { type: 'object', properties: dataQuerySchema(aggregations) },

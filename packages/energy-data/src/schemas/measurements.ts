@@ -5,23 +5,48 @@ import { AGGREGATION_DESCRIPTION, AGGREGATION_VALUES, type Aggregation } from '.
 import { TAG_DESCRIPTION, TAGS } from '../domain/tags.ts'
 import { DATA_FORMAT_DESCRIPTION, DATA_FORMAT_VALUES } from '../export/encoders.ts'
 
-const Measurement = Type.Union([Type.Number(), Type.Null()])
 const Time15m = Type.String({
   format: 'date-time',
   description: 'Start of the bucket, ISO 8601 with the offset of `timezone`',
   examples: ['2025-03-30T00:00:00+01:00'],
 })
 
+/** `coverage=true` only. */
+const Coverage = Type.Optional(
+  Type.Number({
+    minimum: 0,
+    maximum: 1,
+    description:
+      'With `coverage=true` only: the quarter hours of the bucket that hold a stored row, over the quarter hours ' +
+      'the bucket spans (1, 2 or 4 below a day; 92, 96 or 100 for a local day in Europe/Rome; and so on), 0 to 1.',
+  }),
+)
+
+const inMeterUnit = (what: string) =>
+  Type.Union([Type.Number(), Type.Null()], { description: `${what}, in the unit of the meter's \`unit_id\`.` })
+
 export const Data15m = Type.Object(
   {
     time_15m: Time15m,
     meter_id: Type.Integer(),
-    avg_value: Measurement,
-    min_value: Measurement,
-    max_value: Measurement,
-    sum_value: Measurement,
-    count_value: Type.Union([Type.Integer(), Type.Null()]),
-    tag: Type.String({ description: 'Data-quality tag; `mixed` when an aggregated bucket holds several' }),
+    avg_value: inMeterUnit(
+      "The quarter hour's value (a mean power, or the energy or volume of an energy or water meter); " +
+        'aggregated: the mean of the raw samples (sum of sums / sum of counts)',
+    ),
+    min_value: inMeterUnit('Smallest raw sample; aggregated: min of minima'),
+    max_value: inMeterUnit('Largest raw sample; aggregated: max of maxima'),
+    sum_value: inMeterUnit(
+      'Sum of the raw samples, a statistic of the sampling (not the energy of the bucket: that is the sum of ' +
+        'the quarter-hour values); aggregated: sum of sums',
+    ),
+    count_value: Type.Union([Type.Integer(), Type.Null()], {
+      description: 'Raw samples behind the row; aggregated: sum of counts; 0 for a bucket filled by `fill=null`',
+    }),
+    tag: Type.Union([Type.String(), Type.Null()], {
+      description:
+        'Data-quality tag; `mixed` when an aggregated bucket holds several; null for a bucket filled by `fill=null`',
+    }),
+    coverage: Coverage,
   },
   {
     title: 'Data15m',
@@ -74,6 +99,7 @@ export function groupRowSchema(group: GroupName): TSchema {
     })
     example[column] = 12.5
   }
+  properties.coverage = Coverage
   return Type.Object(properties, { title: GROUPS[group].title, examples: [example] })
 }
 
@@ -106,6 +132,20 @@ export function dataQuerySchema(aggregations: readonly Aggregation[] = AGGREGATI
     end_datetime: Type.Optional(
       Type.String({ description: `Last timestamp. ${DATETIME_DESCRIPTION}`, examples: ['2025-03-30 23:45:00'] }),
     ),
+    fill: Type.Enum(['none', 'null'], {
+      default: 'none',
+      description:
+        '`none`: buckets without any stored quarter hour are left out. `null`: every bucket of the window is ' +
+        'answered (for `/data/meters` every bucket of every meter), an empty one with null fields (and ' +
+        '`count_value` 0, `tag` null): a gap shows as rows, never as zero.',
+    }),
+    coverage: Type.Boolean({
+      default: false,
+      description:
+        'Adds `coverage` to each row: the share (0 to 1) of the quarter hours the bucket spans that hold a stored ' +
+        'row, DST-aware (a local day in Europe/Rome spans 92, 96 or 100). A bucket at 0.64 holds 61 of its 96 ' +
+        'quarter hours: its mean stands for them only.',
+    }),
     timezone: Type.Optional(
       Type.String({
         description:
