@@ -106,13 +106,16 @@ describe('schedules, formats and validators', () => {
     expect(scheduleRanges([...Array(23).fill(0), 1], 'it')).toBe('23:00-24:00')
   })
 
-  it('chooses the report format from the parameter, else from Accept', () => {
+  it('chooses the report format from the parameter, else from Accept by weight, else JSON as the contract says', () => {
     expect(chooseFormat('text', 'application/json')).toBe('text')
     expect(chooseFormat(undefined, 'application/json')).toBe('json')
-    expect(chooseFormat(undefined, 'text/plain;q=0.9, application/json')).toBe('text')
+    expect(chooseFormat(undefined, 'text/plain;q=0.9, application/json')).toBe('json')
+    expect(chooseFormat(undefined, 'text/plain, application/json;q=0.5')).toBe('text')
     expect(chooseFormat(undefined, 'text/plain;q=0, application/json')).toBe('json')
-    expect(chooseFormat(undefined, '*/*')).toBe('markdown')
-    expect(chooseFormat(undefined, undefined)).toBe('markdown')
+    expect(chooseFormat(undefined, 'text/markdown')).toBe('markdown')
+    expect(chooseFormat(undefined, '*/*')).toBe('json')
+    expect(chooseFormat(undefined, 'image/png')).toBe('json')
+    expect(chooseFormat(undefined, undefined)).toBe('json')
   })
 
   it('matches If-None-Match weakly, in lists and with *', () => {

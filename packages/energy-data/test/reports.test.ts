@@ -47,12 +47,12 @@ afterAll(async () => {
   await database?.close()
 })
 
-/** The report in English unless the URL asks for a language (Italian is the default). */
+/** The report as Markdown, in English unless the URL asks for a language (Italian is the default). */
 const get = (url: string, headers: Record<string, string> = {}) =>
   app.inject({
     method: 'GET',
     url: url.includes('lang=') ? url : `${url}${url.includes('?') ? '&' : '?'}lang=en`,
-    headers,
+    headers: { accept: 'text/markdown', ...headers },
   })
 
 const sum = (values: number[]) => values.reduce((a, b) => a + b, 0)
@@ -112,22 +112,28 @@ describe('GET /report/meter', () => {
     expect(body).toContain(`Data-quality tags: estimated ${estimated}, ok ${rows.length - estimated}`)
     const weighted = sum(rows.map((r) => r.avg * r.count)) / sum(rows.map((r) => r.count))
     expect(listValue(body, 'Mean (weighted by samples)')).toBeCloseTo(weighted, 3)
+    // an energy meter's quarter-hour values are energies of the quarter hour
     const max = rows.reduce((a, b) => (b.max > a.max ? b : a))
     expect(max.t).toBe(Date.parse('2025-10-20T23:00:00Z'))
-    expect(body).toContain(`Maximum: ${max.max.toFixed(3)} kWh at 2025-10-21T01:00:00+02:00`)
+    expect(body).toContain(`Maximum: ${max.max.toFixed(3)} kWh per quarter hour at 2025-10-21T01:00:00+02:00`)
     const min = rows.reduce((a, b) => (b.min < a.min ? b : a))
     expect(min.t).toBe(Date.parse('2025-10-23T01:00:00Z'))
-    expect(body).toContain(`Minimum: ${min.min.toFixed(3)} kWh at 2025-10-23T03:00:00+02:00`)
-    expect(listValue(body, 'Sum of values')).toBeCloseTo(sum(rows.map((r) => r.sum)), 3)
+    expect(body).toContain(`Minimum: ${min.min.toFixed(3)} kWh per quarter hour at 2025-10-23T03:00:00+02:00`)
+    // the energy of the window adds up the quarter-hour values, not the raw samples (sum_value)
+    expect(listValue(body, 'Energy')).toBeCloseTo(sum(rows.map((r) => r.avg)), 3)
+    expect(body).toContain(
+      `Energy: ${sum(rows.map((r) => r.avg)).toLocaleString('en-US', { minimumFractionDigits: 3 })} kWh`,
+    )
 
     const days = tableRows(body, 'By day')
-    const expectedDays = dailySums((s) => meterRow(s).sum)
+    const expectedDays = dailySums((s) => meterRow(s).avg)
     expect(days.map((d) => d[0])).toEqual([...expectedDays.keys()])
-    for (const [day, quarters, mean, , , daySum] of days) {
+    for (const [day, quarters, mean, , , dayEnergy] of days) {
       const inDay = rows.filter((r) => romeDay(r.t) === day)
       expect(Number(quarters), day).toBe(inDay.length)
-      expect(parseNumber(mean!), day).toBeCloseTo(sum(inDay.map((r) => r.avg)) / inDay.length, 3)
-      expect(parseNumber(daySum!), day).toBeCloseTo(expectedDays.get(day!)!, 3)
+      const dayWeighted = sum(inDay.map((r) => r.avg * r.count)) / sum(inDay.map((r) => r.count))
+      expect(parseNumber(mean!), day).toBeCloseTo(dayWeighted, 3)
+      expect(parseNumber(dayEnergy!), day).toBeCloseTo(expectedDays.get(day!)!, 3)
     }
     expect(days.find((d) => d[0] === '2025-10-26')![1]).toBe('100')
     expect(days.find((d) => d[0] === '2025-10-22')![1]).toBe('88')
@@ -280,8 +286,9 @@ describe('GET /report/water', () => {
     expect(json.json()).toBe(markdown.body)
     expect((await get(url, { accept: 'application/json' })).json()).toBe(markdown.body)
     expect((await get(url, { accept: 'text/plain, text/markdown' })).body).toBe(text.body)
+    // a browser's Accept names none of the report types: the contract's JSON
     expect((await get(url, { accept: 'text/html,*/*;q=0.8' })).headers['content-type']).toBe(
-      'text/markdown; charset=utf-8',
+      'application/json; charset=utf-8',
     )
     expect(markdown.headers.vary).toBe('Accept')
     expect(text.headers.etag).not.toBe(markdown.headers.etag)
@@ -299,25 +306,26 @@ describe('GET /report/water', () => {
 describe('GET /report/pv', () => {
   const url = '/report/pv?start_datetime=2025-10-20&end_datetime=2025-10-27'
 
+  // pv and aulep columns are mean kW per quarter hour: energy is kW x 0.25 h, power is read as it is
   it('totals the production per plant and balances the Aule P building quarter by quarter', async () => {
     const body = (await get(url)).body
-    expect(listValue(body, 'Total production')).toBeCloseTo(sum(ALL.map(totPv)), 2)
+    expect(listValue(body, 'Total production')).toBeCloseTo(sum(ALL.map(totPv)) * 0.25, 2)
     const peak = Math.max(...ALL.map(totPv))
-    expect(listValue(body, 'Peak power')).toBeCloseTo(peak * 4, 2)
+    expect(listValue(body, 'Peak power')).toBeCloseTo(peak, 2)
     expect(listValue(body, 'Global irradiation on the horizontal plane')).toBeCloseTo(
       (sum(ALL.map(radiation)) * 0.25) / 1000,
       2,
     )
     const plants = tableRows(body, 'Production')
     ;(Object.keys(PLANT_FACTORS) as Plant[]).forEach((p, k) => {
-      expect(parseNumber(plants[k]![1]!), p).toBeCloseTo(sum(ALL.map((s) => plant(p, s))), 2)
-      expect(parseNumber(plants[k]![3]!), p).toBeCloseTo(Math.max(...ALL.map((s) => plant(p, s))) * 4, 2)
+      expect(parseNumber(plants[k]![1]!), p).toBeCloseTo(sum(ALL.map((s) => plant(p, s))) * 0.25, 2)
+      expect(parseNumber(plants[k]![3]!), p).toBeCloseTo(Math.max(...ALL.map((s) => plant(p, s))), 2)
     })
 
-    const prod = sum(ALL.map(production))
-    const cons = sum(ALL.map(consumption))
-    const self = sum(ALL.map((s) => Math.min(production(s), consumption(s))))
-    const grid = sum(ALL.map((s) => Math.max(consumption(s) - production(s), 0)))
+    const prod = sum(ALL.map(production)) * 0.25
+    const cons = sum(ALL.map(consumption)) * 0.25
+    const self = sum(ALL.map((s) => Math.min(production(s), consumption(s)))) * 0.25
+    const grid = sum(ALL.map((s) => Math.max(consumption(s) - production(s), 0))) * 0.25
     expect(listValue(body, 'PV production')).toBeCloseTo(prod, 2)
     expect(listValue(body, 'Consumption')).toBeCloseTo(cons, 2)
     expect(listValue(body, 'PV used on site')).toBeCloseTo(self, 2)
@@ -329,7 +337,7 @@ describe('GET /report/pv', () => {
     const days = tableRows(body, 'By day')
     const daily = dailySums(totPv)
     expect(days.map((r) => r[0])).toEqual([...daily.keys()])
-    for (const row of days) expect(parseNumber(row[1]!), row[0]).toBeCloseTo(daily.get(row[0]!)!, 2)
+    for (const row of days) expect(parseNumber(row[2]!), row[0]).toBeCloseTo(daily.get(row[0]!)! * 0.25, 2)
   })
 })
 
@@ -372,7 +380,8 @@ describe('GET /report/palinsesti', () => {
       const row = rows[k]!
       const values = slots.map(value)
       const peak = Math.max(...values)
-      expect(parseNumber(row[1]!), name).toBeCloseTo(sum(values) / 1000, 2)
+      // mean kW per quarter hour: MWh = sum x 0.25 h / 1000
+      expect(parseNumber(row[1]!), name).toBeCloseTo((sum(values) * 0.25) / 1000, 2)
       expect(parseNumber(row[2]!), name).toBeCloseTo(values.filter((v) => v > peak * 0.1).length / 4, 2)
       expect(row[3], name).toBe(schedule(value, false))
       expect(row[4], name).toBe(schedule(value, true))
@@ -389,13 +398,13 @@ describe('GET /report/palinsesti', () => {
     for (const h of [7, 12, 17]) {
       for (const weekend of [false, true]) {
         const inCell = slots.filter((s) => romeHour(s.t) === h && romeWeekend(s.t) === weekend)
-        const expected = (sum(inCell.map(cf1)) / inCell.length) * 4
+        const expected = sum(inCell.map(cf1)) / inCell.length
         expect(parseNumber(profile[h]![weekend ? 2 : 1]!), `${h} ${weekend}`).toBeCloseTo(expected, 1)
       }
     }
     const months = tableRows(body, 'Energy by month (MWh)')
     expect(months[9]![0]).toBe('Oct')
-    expect(parseNumber(months[9]![4]!)).toBeCloseTo(sum(slots.map(datacenter)) / 1000, 2)
+    expect(parseNumber(months[9]![4]!)).toBeCloseTo((sum(slots.map(datacenter)) * 0.25) / 1000, 2)
     expect(months[0]![1]).toBe('n/a')
   })
 
@@ -404,6 +413,64 @@ describe('GET /report/palinsesti', () => {
     const empty = await get('/report/palinsesti?year=2024')
     expect(empty.statusCode).toBe(200)
     expect(empty.body).toContain('Chiller plant 1: no data in 2024.')
+  })
+})
+
+describe('every report as the contract says', () => {
+  const plain = (url: string, headers: Record<string, string> = {}) => app.inject({ method: 'GET', url, headers })
+  const reports = [
+    `/report/meter?uuid=${METER_ID}&lang=en`,
+    '/report/water?lang=en',
+    '/report/pv?lang=en',
+    '/report/palinsesti?lang=en',
+  ]
+
+  it('answers application/json whose body is one string, the Markdown report; Accept gives Markdown or text', async () => {
+    for (const url of reports) {
+      const json = await plain(url)
+      expect(json.statusCode, url).toBe(200)
+      expect(json.headers['content-type'], url).toBe('application/json; charset=utf-8')
+      const report = JSON.parse(json.body) as unknown
+      expect(typeof report, url).toBe('string')
+      const markdown = await plain(url, { accept: 'text/markdown' })
+      expect(markdown.headers['content-type'], url).toBe('text/markdown; charset=utf-8')
+      expect(markdown.body, url).toBe(report)
+      expect(markdown.body, url).toMatch(/^# /)
+      const text = await plain(url, { accept: 'text/plain' })
+      expect(text.headers['content-type'], url).toBe('text/plain; charset=utf-8')
+      expect(text.body, url).toMatch(/^[^#\n].*\n=+\n/)
+    }
+  })
+
+  it('defaults to the latest complete days holding data and says the coverage at the top', async () => {
+    const top = async (url: string) => {
+      const lines = (JSON.parse((await plain(url)).body) as string).split('\n\n')
+      return { window: lines[1], coverage: lines[2] }
+    }
+    // the data ends with 2025-10-27, a whole local day: the last 7 days are 21-27 October (a 25-hour day among them)
+    for (const url of ['/report/water?lang=en', '/report/pv?lang=en']) {
+      const { window, coverage } = await top(url)
+      expect(window, url).toMatch(/^From 2025-10-21T00:00:00\+02:00 to 2025-10-27T23:59:59\+01:00 \(inclusive\)/)
+      const measured = inRange(Date.parse('2025-10-20T22:00:00Z'), END - 1).length
+      expect(coverage, url).toBe(
+        `Quarter hours with data: ${measured} of 676 (${((measured / 676) * 100).toFixed(1)} %). Every figure counts ` +
+          'the measured quarter hours only: a missing one is never taken as zero.',
+      )
+    }
+    // the meter's last 30 days reach back before its data
+    const meter = await top(`/report/meter?uuid=${METER_ID}&lang=en`)
+    expect(meter.window).toMatch(/^From 2025-09-28T00:00:00\+02:00 to 2025-10-27T23:59:59\+01:00/)
+    expect(meter.coverage).toMatch(/^Quarter hours with data: 764 of 2884 \(26\.5 %\)\. Every figure counts/)
+    // no year of the data is complete: the year of the newest data, its coverage said
+    const schedules = JSON.parse((await plain('/report/palinsesti?lang=en')).body) as string
+    expect(schedules).toMatch(/^# Operating schedules 2025\n/)
+    expect(schedules).toContain("Quarter hours with data, of the year's 35040: Chiller plant 1 764 (2.2 %)")
+  })
+
+  it('says nothing of missing quarter hours when every one is measured', async () => {
+    const body = (await get('/report/pv?start_datetime=2025-10-26&end_datetime=2025-10-26')).body
+    expect(body).toContain('Quarter hours with data: 100 of 100 (100.0 %).\n')
+    expect(body).not.toContain('never taken as zero')
   })
 })
 
@@ -425,11 +492,8 @@ describe('report OpenAPI', () => {
     expect(meter.tags).toEqual(['Report'])
     expect(meter.parameters.find((p) => p.name === 'uuid')!.required).toBe(true)
     expect(Object.keys(meter.responses).sort()).toEqual(['200', '304', '404', '422', '429'])
-    expect(Object.keys(meter.responses['200']!.content!).sort()).toEqual([
-      'application/json',
-      'text/markdown',
-      'text/plain',
-    ])
+    // JSON first: it is the default
+    expect(Object.keys(meter.responses['200']!.content!)).toEqual(['application/json', 'text/markdown', 'text/plain'])
     expect(doc.paths['/report/palinsesti']!.get.parameters.map((p) => p.name)).toEqual([
       'year',
       'timezone',
@@ -449,7 +513,7 @@ describe('report OpenAPI', () => {
 })
 
 describe('reports in Italian (the default)', () => {
-  const italian = (url: string) => app.inject({ method: 'GET', url })
+  const italian = (url: string) => app.inject({ method: 'GET', url, headers: { accept: 'text/markdown' } })
   /** `1.234,56` -> 1234.56 */
   const parseItalian = (text: string) => Number(text.replace(/\./g, '').replace(',', '.'))
 
@@ -462,8 +526,8 @@ describe('reports in Italian (the default)', () => {
     const line = body.split('\n').find((l) => l.startsWith('- Produzione totale: '))!
     const total = sum(ALL.map(totPv))
     expect(total).toBeGreaterThan(1000)
-    expect(line).toMatch(/^- Produzione totale: \d{1,3}(\.\d{3})+,\d{2} kWh$/)
-    expect(parseItalian(line.slice('- Produzione totale: '.length, -' kWh'.length))).toBeCloseTo(total, 2)
+    expect(line).toMatch(/^- Produzione totale: \d{1,3}(\.\d{3})+,\d{2} kWh \(/)
+    expect(parseItalian(line.slice('- Produzione totale: '.length, line.indexOf(' kWh')))).toBeCloseTo(total * 0.25, 2)
     expect(body).toContain('## Bilancio energetico dell’edificio Aule P')
   })
 

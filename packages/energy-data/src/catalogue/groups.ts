@@ -185,6 +185,13 @@ export function seriesOf<G extends GroupName>(group: G, column: GroupColumn<G>):
   return SERIES.get(`${group}.${column}`) as Series
 }
 
+/** A column named at run time (configuration, a report's list): the catalogue must know it. */
+export function seriesNamed(group: GroupName, column: string): Series {
+  const series = SERIES.get(`${group}.${column}`)
+  if (!series) throw new Error(`${group}.${column} is not in the catalogue`)
+  return series
+}
+
 /** The columns of a group, in order. */
 export function groupSeries(group: GroupName): readonly Series[] {
   return GROUP_COLUMNS[group].map((c) => SERIES.get(`${group}.${c}`) as Series)

@@ -93,6 +93,15 @@ export function convertQuarter(value: number | null, from: UnitId, to: UnitId): 
   return value === null ? null : value * conversionFactor(from, to, QUARTER_SECONDS)
 }
 
+/** The unit of the amount a rate accumulates: kW into kWh, W/m² into kWh/m², m³/h into m³. */
+export const ACCUMULATES_TO: Partial<Record<UnitId, UnitId>> = {
+  'unit:W': 'unit:KiloW-HR',
+  'unit:KiloW': 'unit:KiloW-HR',
+  'unit:W-PER-M2': 'unit:KiloW-HR-PER-M2',
+  'unit:M3-PER-HR': 'unit:M3',
+  'unit:L-PER-HR': 'unit:L',
+}
+
 /**
  * How the quarter hours of a series combine over time: `mean` for a level or a rate (power,
  * temperature, irradiance...), `sum` for an amount per quarter hour (energy, volume, rain).

@@ -209,3 +209,6 @@ export function instantFormatter(zone: string): (ms: number) => string {
 
 /** ISO 8601 with the zone's offset, to the second: `2025-10-26T02:15:00+01:00`. */
 export const formatIso = (instant: number, zone: string): string => instantFormatter(zone)(instant)
+
+/** Quarter hours in `[from, to)`: 92, 96 or 100 in a local day of Europe/Rome. */
+export const quartersBetween = (from: number, to: number): number => Math.max(Math.round((to - from) / QUARTER_MS), 0)

@@ -1,8 +1,9 @@
 /** The four public reports: resolve the range, aggregate in the database, lay out the blocks. */
 import type { Kysely } from 'kysely'
+import { seriesNamed } from '../catalogue/groups.ts'
 import type { Language } from '../charts/i18n.ts'
 import type { EnergyDatabase } from '../db/schema.ts'
-import { localMidnight, localParts } from '../domain/time.ts'
+import { localMidnight, localParts, QUARTER_MS } from '../domain/time.ts'
 import {
   type DayWindow,
   invalid,
@@ -18,8 +19,10 @@ import {
   columnSummaries,
   dailyTotals,
   findMeter,
+  holdsData,
   latestMeterQuarter,
   latestQuarter,
+  latestQuarterOf,
   meterDays,
   meterStats,
   type ScheduleCell,
@@ -102,10 +105,20 @@ export async function buildPvReport(context: ReportContext, query: ReportQuery):
   })
 }
 
-/** The year of the newest chiller data in `zone`, else the current year. */
+const SCHEDULE_GROUPS = [...new Set(SCHEDULE_SERIES.map((s) => s.group))]
+
+/**
+ * The last complete local year holding data: the newest year the data reaches the end of (its
+ * newest quarter hour is the year's last or later) that holds any row; else the year of the
+ * newest data, partial; with no data, the current year.
+ */
 async function defaultYear(context: ReportContext, zone: string): Promise<number> {
-  const latest = (await latestQuarter(context.db, 'centrali_frigo')) ?? context.now
-  return localParts(latest, zone).year
+  const latest = await latestQuarterOf(context.db, SCHEDULE_GROUPS)
+  if (latest === undefined) return localParts(context.now, zone).year
+  const complete = localParts(latest + QUARTER_MS, zone).year - 1
+  const from = localMidnight(`${complete}-01-01`, zone)
+  const to = localMidnight(`${complete + 1}-01-01`, zone)
+  return (await holdsData(context.db, SCHEDULE_GROUPS, from, to)) ? complete : localParts(latest, zone).year
 }
 
 export async function buildPalinsestiReport(
@@ -137,6 +150,8 @@ export async function buildPalinsestiReport(
     datacenter_1: datacenter,
     aulep,
   }
-  const series = SCHEDULE_SERIES.map((s) => foldSchedule(cells[s.group], s.column, s.name[lang]))
+  const series = SCHEDULE_SERIES.map((s) =>
+    foldSchedule(cells[s.group], s.column, s.name[lang], seriesNamed(s.group, s.column).kind.unit),
+  )
   return palinsestiReport({ year, zone, from, to, series, lang })
 }

@@ -1,6 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Kysely } from 'kysely'
+import Negotiator from 'negotiator'
 import Type from 'typebox'
 import { LANGUAGES } from '../charts/i18n.ts'
 import { sendCached } from '../dashboard/http-cache.ts'
@@ -56,9 +57,8 @@ const Format = Type.Optional(
     title: 'ReportFormat',
     type: 'string',
     description:
-      '`markdown` (`text/markdown`), `text` (`text/plain`, aligned columns) or `json` (the Markdown as a JSON ' +
-      'string, `application/json`, as FastAPI returns a string). Without it the `Accept` header chooses ' +
-      '(`text/markdown`, `text/plain` or `application/json`, first listed wins); otherwise Markdown.',
+      'Overrides `Accept`: `json` (the report as one JSON string, `application/json`), `markdown` ' +
+      '(`text/markdown`) or `text` (`text/plain`, aligned columns).',
   }),
 )
 
@@ -79,36 +79,43 @@ const windowParams = (zone: string, defaultDays: number) => ({
   lang: ReportLang,
 })
 
+/** Every 200 is JSON by default, as the contract says: the report is one JSON string. */
 const ReportBody = {
-  description: 'The report.',
+  description:
+    'The report: by default `application/json`, one JSON string holding the Markdown report ' +
+    '(`response.json()` gives the text); the same report as `text/markdown` or `text/plain` through `Accept` ' +
+    'or `format`.',
   content: {
+    'application/json': {
+      schema: Type.String({
+        description: 'The Markdown report as one JSON string.',
+        examples: ['# Water report\n\nFrom 2025-10-20T00:00:00+02:00 ...'],
+      }),
+    },
     'text/markdown': { schema: Type.String({ examples: ['# Water report\n\nFrom 2025-10-20T00:00:00+02:00 ...'] }) },
     'text/plain': { schema: Type.String({ examples: ['Water report\n============\n...'] }) },
-    'application/json': { schema: Type.String({ examples: ['# Water report\n\nFrom ...'] }) },
   },
 }
 
 const RANGE_NOTE =
-  `Ranges are inclusive on both ends and at most ${MAX_REPORT_DAYS} days; a start after the end, a malformed ` +
-  'date or an unknown zone answers 422. Totals, peaks and means are aggregated in the database; ' +
-  'energy columns hold kWh per quarter hour (x 4 = mean kW), water columns m³ per quarter hour.'
+  'The report covers whole local days of `timezone`, at most ' +
+  `${MAX_REPORT_DAYS}; a start after the end, a malformed datetime or an unknown zone answers 422. ` +
+  'Every figure states its unit and how it is computed; units come from the series catalogue (the same ' +
+  'quantities, units and meters the `/data` row schemas and `/metadata/meters` show). A report whose days are ' +
+  'not all measured says its coverage at the top.'
 
-const ACCEPTED: Record<string, ReportFormat> = {
+/** Media types of the report formats; the first is the default. */
+const MEDIA_TYPES: Record<string, ReportFormat> = {
+  'application/json': 'json',
   'text/markdown': 'markdown',
   'text/plain': 'text',
-  'application/json': 'json',
 }
 
-/** The `format` parameter, else the first of our media types the `Accept` header lists, else Markdown. */
+/** The `format` parameter, else the media type `Accept` prefers (RFC 9110 weights), else JSON. */
 export function chooseFormat(format: ReportFormat | undefined, accept: string | undefined): ReportFormat {
   if (format) return format
-  for (const range of (accept ?? '').split(',')) {
-    const [type, ...params] = range.split(';').map((s) => s.trim().toLowerCase())
-    if (params.some((p) => /^q=0(\.0*)?$/.test(p))) continue
-    const chosen = type ? ACCEPTED[type] : undefined
-    if (chosen) return chosen
-  }
-  return 'markdown'
+  const preferred = new Negotiator({ headers: { accept: accept ?? '*/*' } }).mediaType(Object.keys(MEDIA_TYPES))
+  return (preferred && MEDIA_TYPES[preferred]) || 'json'
 }
 
 function send(
