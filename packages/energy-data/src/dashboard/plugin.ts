@@ -16,5 +16,5 @@ export interface PublicViewsOptions {
 export async function publicViews(app: FastifyInstance, options: PublicViewsOptions): Promise<void> {
   await app.register(chartRoutes, options)
   await app.register(reportRoutes, options)
-  await app.register(dashboardRoutes)
+  await app.register(dashboardRoutes, options)
 }

@@ -1,3 +1,4 @@
+export { browserAvailable, CHROMIUM, launchChromium, screenshot } from './browser.ts'
 export { createTestDatabase, type TestDatabase, type TestDatabaseKind } from './database.ts'
 export { type FuzzOptions, type FuzzReport, type FuzzRequest, fuzzService } from './fuzz.ts'
 export { fromSchema, HOSTILE_STRINGS, hostileString } from './hostile.ts'
