@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildApp } from '../src/app.ts'
 import type { EnergyDatabase } from '../src/db/schema.ts'
+import { tableRows } from './acceptance/support.ts'
 import {
   cf1,
   cf2,
@@ -64,27 +65,6 @@ function listValue(body: string, label: string): number {
   if (!line) throw new Error(`no line "${label}" in\n${body}`)
   const match = /:\s*(-?[\d,]+(?:\.\d+)?)/.exec(line)
   return parseNumber(match![1]!)
-}
-
-/** Cells of the Markdown table under the heading `## title` (header and rule skipped). */
-function tableRows(body: string, title: string): string[][] {
-  const lines = body.split('\n')
-  const start = lines.indexOf(`## ${title}`)
-  if (start < 0) throw new Error(`no section ${title}`)
-  const rows: string[][] = []
-  let seen = 0
-  for (const line of lines.slice(start + 1)) {
-    if (line.startsWith('#')) break
-    if (!line.startsWith('|')) continue
-    if (seen++ < 2) continue
-    rows.push(
-      line
-        .slice(1, -1)
-        .split('|')
-        .map((c) => c.trim()),
-    )
-  }
-  return rows
 }
 
 const inRange = (from: number, to: number) => slots.filter((s) => s.t >= from && s.t <= to)

@@ -106,11 +106,14 @@ describe('charts', () => {
     })
   }
 
+  /** A 7-day chart, and the rows of its group by quarter hour over the chart's 672 quarter hours. */
+  const quarterChart = async (name: string, groupName: string) => {
+    const rows = group(groupName)
+    return { byTime: new Map(rows.map((r) => [r.t, r])), slots: slotsOf(rows), body: await chart(name) }
+  }
+
   it('fotovoltaico draws each plant in kW, as measured, over the 672 quarter hours ending with the data', async () => {
-    const rows = group('pv')
-    const byTime = new Map(rows.map((r) => [r.t, r]))
-    const slots = slotsOf(rows)
-    const body = await chart('fotovoltaico')
+    const { byTime, slots, body } = await quarterChart('fotovoltaico', 'pv')
     expect(body.options.scales.y.title.text).toBe('Power (kW)')
     expect(body.data.labels).toHaveLength(672)
     // seven times 24 hours back from the end of the data, across the 25-hour day: from 02:00 summer time
@@ -139,9 +142,8 @@ describe('charts', () => {
   })
 
   it('bilancio draws Aule P production, grid withdrawal and consumption in kW', async () => {
-    const byTime = new Map(group('aulep').map((r) => [r.t, r]))
-    const slots = slotsOf(group('aulep'))
-    const [pv, grid, load] = (await chart('bilancio')).data.datasets
+    const { byTime, slots, body } = await quarterChart('bilancio', 'aulep')
+    const [pv, grid, load] = body.data.datasets
     const production = slots.map((t) => value(byTime.get(t), 'tot_pv_prod'))
     const consumption = slots.map((t) => value(byTime.get(t), 'consumo_aula_1p'))
     expectSeries(pv!.data, production, 'production')
@@ -185,10 +187,7 @@ describe('charts', () => {
   })
 
   it('fontanelle draws each fountain in L/h: the m³ of a quarter hour x 1000 / 0.25 h', async () => {
-    const rows = group('water')
-    const byTime = new Map(rows.map((r) => [r.t, r]))
-    const slots = slotsOf(rows)
-    const body = await chart('fontanelle')
+    const { byTime, slots, body } = await quarterChart('fontanelle', 'water')
     expect(body.options.scales.y.title.text).toBe('Flow (L/h)')
     const fountains = [
       'tot_font_aula_magna',
@@ -219,24 +218,26 @@ function reportDays(latest: number, count: number) {
   return { days, quarters, inWindow, line }
 }
 
-/** The coverage paragraph at the top of a report. */
-function expectCoverage(body: string, measured: number, expected: number) {
-  const line = body.split('\n').find((l) => l.startsWith('Quarter hours with data: '))
-  expect(line).toBeDefined()
-  expect(line).toContain(`Quarter hours with data: ${measured} of ${expected} (`)
-  expectPrinted(line!.split('(')[1]!, (measured / expected) * 100, 'coverage %')
-  expect(line!.includes('never taken as zero')).toBe(measured < expected)
+/**
+ * A report over the last `count` complete days of `all`: its window line and the coverage at its
+ * top checked, and the rows of the window for the figures.
+ */
+async function dayReport(url: string, all: Row[], count: number) {
+  const { days, quarters, inWindow, line } = reportDays(newest(all), count)
+  const rows = all.filter((r) => inWindow(r.t)).sort((a, b) => a.t - b.t)
+  const body = await markdown(url)
+  expect(body, url).toContain(line)
+  const coverage = body.split('\n').find((l) => l.startsWith('Quarter hours with data: '))
+  expect(coverage, url).toContain(`Quarter hours with data: ${rows.length} of ${quarters.length} (`)
+  expectPrinted(coverage!.split('(')[1]!, (rows.length / quarters.length) * 100, 'coverage %')
+  expect(coverage!.includes('never taken as zero'), url).toBe(rows.length < quarters.length)
+  return { days, quarters, rows, body, inWindow }
 }
 
 describe('/report/meter', () => {
   for (const id of [860, 861]) {
     it(`meter ${id}: coverage, quality, statistics, its total and every day, from its quarter hours and unit`, async () => {
-      const all = meters.get(id) as Row[]
-      const { days, quarters, inWindow, line } = reportDays(newest(all), 30)
-      const rows = all.filter((r) => inWindow(r.t)).sort((a, b) => a.t - b.t)
-      const body = await markdown(`/report/meter?uuid=${id}`)
-      expect(body).toContain(line)
-      expectCoverage(body, rows.length, quarters.length)
+      const { days, quarters, rows, body } = await dayReport(`/report/meter?uuid=${id}`, meters.get(id) as Row[], 30)
       expect(listLine(body, 'Missing quarter hours')).toBe(String(quarters.length - rows.length))
       const steps = rows.slice(1).map((r, k) => r.t - rows[k]!.t)
       expectPrinted(listLine(body, 'Longest interval between two readings'), Math.max(...steps) / 60_000, 'longest')
@@ -302,11 +303,7 @@ describe('/report/meter', () => {
 
 describe('/report/water', () => {
   it('volumes, flows, the night baseline and every day, from the quarter-hour volumes', async () => {
-    const { days, quarters, inWindow, line } = reportDays(newest(group('water')), 7)
-    const rows = group('water').filter((r) => inWindow(r.t))
-    const body = await markdown('/report/water')
-    expect(body).toContain(line)
-    expectCoverage(body, rows.length, quarters.length)
+    const { days, rows, body } = await dayReport('/report/water', group('water'), 7)
     const meters = [
       'tot_sede_centrale',
       'tot_font_aula_magna',
@@ -371,11 +368,7 @@ describe('/report/water', () => {
 
 describe('/report/pv', () => {
   it('energy and peaks per plant, irradiation, the Aule P balance and every day, from mean kW per quarter hour', async () => {
-    const { days, quarters, inWindow, line } = reportDays(newest(group('pv')), 7)
-    const pv = group('pv').filter((r) => inWindow(r.t))
-    const body = await markdown('/report/pv')
-    expect(body).toContain(line)
-    expectCoverage(body, pv.length, quarters.length)
+    const { days, rows: pv, body, inWindow } = await dayReport('/report/pv', group('pv'), 7)
     const energy = (rows: Row[], column: string) => columnSum(rows, column) * QUARTER_HOURS
     const total = energy(pv, 'tot_pv')
     expectPrinted(listLine(body, 'Total production'), total, 'total production')
