@@ -176,6 +176,7 @@ describe('report validation', () => {
     [`/report/meter?uuid=${METER_ID}&start_datetime=2025-10-27&end_datetime=2025-10-20`, 'end_datetime', 'value_error'],
     ['/report/water?timezone=Mars/Olympus', 'timezone', 'value_error'],
     ['/report/water?start_datetime=2020-01-01&end_datetime=2025-01-01', 'end_datetime', 'value_error'],
+    ['/report/pv?start_datetime=0001-01-01&end_datetime=9998-12-31', 'end_datetime', 'value_error'],
     ['/report/water?format=pdf', 'format', 'enum'],
     ['/report/palinsesti?year=abc', 'year', 'integer_type'],
     ['/report/palinsesti?year=1800', 'year', 'greater_than_equal'],

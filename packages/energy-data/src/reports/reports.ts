@@ -3,7 +3,7 @@ import type { Kysely } from 'kysely'
 import { seriesNamed } from '../catalogue/groups.ts'
 import type { Language } from '../charts/i18n.ts'
 import type { EnergyDatabase } from '../db/schema.ts'
-import { localMidnight, localParts, QUARTER_MS } from '../domain/time.ts'
+import { DAY_MS, localMidnight, localParts, QUARTER_MS } from '../domain/time.ts'
 import {
   type DayWindow,
   invalid,
@@ -53,13 +53,15 @@ export const MAX_REPORT_DAYS = 367
 /** The whole local days a report covers (the days holding both bounds); at most MAX_REPORT_DAYS. */
 function reportDays(context: ReportContext, query: WindowQuery, latest: number | undefined, count: number): DayWindow {
   const zone = resolveZone(query.timezone, context.zone)
-  const window = wholeDays(resolveWindow(query, { zone, defaults: lastDaysDefaults(count, latest, context.now, zone) }))
-  if (window.days.length > MAX_REPORT_DAYS) {
-    throw invalid(
-      'end_datetime',
-      `The range exceeds ${MAX_REPORT_DAYS} days: narrow start_datetime/end_datetime or ask one report per year`,
-    )
-  }
+  const bounds = resolveWindow(query, { zone, defaults: lastDaysDefaults(count, latest, context.now, zone) })
+  const tooLong = invalid(
+    'end_datetime',
+    `The range exceeds ${MAX_REPORT_DAYS} days: narrow start_datetime/end_datetime or ask one report per year`,
+  )
+  // checked on the instants first: a window of centuries is refused before its days are listed
+  if (bounds.endMs - bounds.startMs > MAX_REPORT_DAYS * DAY_MS) throw tooLong
+  const window = wholeDays(bounds)
+  if (window.days.length > MAX_REPORT_DAYS) throw tooLong
   return window
 }
 
