@@ -3,11 +3,11 @@ import { parseArgs } from 'node:util'
 import { ensureMigrated, openServiceDatabase, runMain, service } from '@campus/shared'
 import type { Kysely } from 'kysely'
 import type pg from 'pg'
+import { GROUP_NAMES, type GroupName } from './catalogue/groups.ts'
 import { keyCreate, keyList, keyRevoke, UsageError } from './commands/keys.ts'
 import { demo, seed } from './commands/seed.ts'
 import { loadEnergyConfig } from './config.ts'
 import type { EnergyDatabase } from './db/schema.ts'
-import { GROUP_NAMES, type GroupName } from './domain/groups.ts'
 import { ImportError, importFiles } from './import/import-csv.ts'
 
 interface Context {

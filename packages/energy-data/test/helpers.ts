@@ -3,8 +3,8 @@ import { createTestDatabase, type TestDatabase } from '@campus/shared/testing'
 import type { FastifyInstance } from 'fastify'
 import type { Kysely } from 'kysely'
 import { buildApp, type EnergySettings } from '../src/app.ts'
+import { GROUP_COLUMNS } from '../src/catalogue/groups.ts'
 import type { EnergyDatabase } from '../src/db/schema.ts'
-import { GROUP_COLUMNS } from '../src/domain/groups.ts'
 import { createApiKey } from '../src/repositories/api-keys.ts'
 
 export interface Harness {
