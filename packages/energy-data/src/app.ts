@@ -5,6 +5,7 @@ import type { Kysely } from 'kysely'
 import type { EnergyConfig } from './config.ts'
 import { publicViews } from './dashboard/plugin.ts'
 import type { EnergyDatabase } from './db/schema.ts'
+import { isTimeZone } from './domain/time.ts'
 import { energyErrors } from './errors.ts'
 import { apiKeySecurityScheme, authPlugin } from './plugins/auth.ts'
 import { rateLimitPlugin } from './plugins/rate-limit.ts'
@@ -49,6 +50,9 @@ export interface EnergyAppOptions {
 /** The data API as a Fastify instance, not listening. */
 export async function buildApp(options: EnergyAppOptions): Promise<FastifyInstance> {
   const settings = { ...DEFAULT_SETTINGS, ...options.settings }
+  if (!isTimeZone(settings.ENERGY_TIMEZONE)) {
+    throw new Error(`ENERGY_TIMEZONE ${JSON.stringify(settings.ENERGY_TIMEZONE)} is not an IANA time zone name`)
+  }
   const db = options.database.db as Kysely<EnergyDatabase>
   const app = Fastify(
     serverOptions('energy-data', options.logLevel ?? 'silent', energyErrors),
@@ -98,6 +102,6 @@ export async function buildApp(options: EnergyAppOptions): Promise<FastifyInstan
     maxStreams: settings.ENERGY_MAX_STREAMS,
     now: options.now,
   })
-  await app.register(publicViews, { db })
+  await app.register(publicViews, { db, zone: settings.ENERGY_TIMEZONE, now: options.now ?? Date.now })
   return app
 }

@@ -45,6 +45,13 @@ afterAll(async () => {
 })
 
 const get = (url: string, headers: Record<string, string> = {}) => app.inject({ method: 'GET', url, headers })
+const romeHourMinute = (t: number) =>
+  new Intl.DateTimeFormat('en-GB', {
+    timeZone: 'Europe/Rome',
+    hour: '2-digit',
+    minute: '2-digit',
+    hourCycle: 'h23',
+  }).format(t)
 
 /** The 672 quarter hours ending with the newest one stored, each with its fixture slot when present. */
 const window7 = Array.from({ length: 672 }, (_, k) => LAST_QUARTER - (671 - k) * Q)
@@ -59,7 +66,7 @@ const expectSeries = (actual: Array<number | null>, value: (s: Slot) => number) 
 }
 
 describe('GET /chart/fotovoltaico', () => {
-  it('is a stacked area of each plant in kW (kWh per quarter hour x 4) over the last 7 days', async () => {
+  it('is a stacked area of each plant in kW (the pv columns are mean kW, drawn as they are) over the last 7 days', async () => {
     const res = await get('/chart/fotovoltaico')
     expect(res.statusCode).toBe(200)
     expect(res.headers['content-type']).toBe('application/json; charset=utf-8')
@@ -83,7 +90,7 @@ describe('GET /chart/fotovoltaico', () => {
     ])
     const plants = Object.keys(PLANT_FACTORS) as Plant[]
     plants.forEach((p, k) => {
-      expectSeries(body.data.datasets[k]!.data, (s) => plant(p, s) * 4)
+      expectSeries(body.data.datasets[k]!.data, (s) => plant(p, s))
     })
     // the repeated hour of 26 October carries its offset, so no two labels are alike
     expect(new Set(body.data.labels).size).toBe(672)
@@ -96,6 +103,20 @@ describe('GET /chart/fotovoltaico', () => {
     expect(gapIndex).toBeGreaterThan(0)
     expect(body.data.datasets[0]!.data.slice(gapIndex, gapIndex + 8)).toEqual(Array(8).fill(null))
     expect(body.data.datasets[0]!.data[gapIndex + 8]).not.toBeNull()
+  })
+
+  it('ticks the x axis at local midnights only, with a grid line there; tooltips keep the full labels', async () => {
+    const body = (await get('/chart/fotovoltaico')).json() as ChartBody & {
+      options: { scales: { x: { labels: string[]; ticks: { autoSkip: boolean }; grid: { lineWidth: number[] } } } }
+    }
+    const x = body.options.scales.x
+    expect(x.labels).toHaveLength(672)
+    expect(x.ticks.autoSkip).toBe(false)
+    const midnights = window7.flatMap((t, k) => (romeHourMinute(t) === '00:00' ? [k] : []))
+    expect(midnights.map((k) => x.labels[k])).toEqual(['22/10', '23/10', '24/10', '25/10', '26/10', '27/10'])
+    expect(x.labels.filter((l) => l !== '')).toHaveLength(6)
+    expect(x.grid.lineWidth.flatMap((w, k) => (w ? [k] : []))).toEqual(midnights)
+    expect(body.data.labels[midnights[0]!]).toMatch(/^mer 22\/10, 00:00$/)
   })
 
   it('speaks English with lang=en', async () => {
@@ -117,9 +138,9 @@ describe('GET /chart/bilancio', () => {
     expect(load!.label).toBe('Building consumption')
     expect(pv!.stack).toBe(grid!.stack)
     expect(load!.stack).not.toBe(pv!.stack)
-    expectSeries(pv!.data, (s) => production(s) * 4)
-    expectSeries(grid!.data, (s) => Math.max(consumption(s) - production(s), 0) * 4)
-    expectSeries(load!.data, (s) => consumption(s) * 4)
+    expectSeries(pv!.data, (s) => production(s))
+    expectSeries(grid!.data, (s) => Math.max(consumption(s) - production(s), 0))
+    expectSeries(load!.data, (s) => consumption(s))
   })
 })
 
@@ -151,7 +172,7 @@ describe('GET /chart/acqua', () => {
 })
 
 describe('GET /chart/fontanelle', () => {
-  it('stacks the flow of each drinking fountain in L/h (m³ per quarter hour x 4000)', async () => {
+  it('stacks the flow of each drinking fountain in L/h (the m³ of a quarter hour x 1000 / 0.25 h)', async () => {
     const body = (await get('/chart/fontanelle')).json() as ChartBody
     expect(body.data.datasets.map((d) => d.label)).toEqual([
       'Aula Magna',

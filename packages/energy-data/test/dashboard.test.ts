@@ -55,6 +55,29 @@ describe('GET /dashboard', () => {
     }
   })
 
+  it('follows Accept-Language, Italian when it names neither language, and lang over both', async () => {
+    const lang = async (headers: Record<string, string>, query = '') =>
+      /<html lang="(..)">/.exec((await get(`/dashboard${query}`, headers)).body)?.[1]
+    expect(await lang({ 'accept-language': 'en-GB,en;q=0.9' })).toBe('en')
+    expect(await lang({ 'accept-language': 'it-IT,it;q=0.9,en;q=0.8' })).toBe('it')
+    expect(await lang({ 'accept-language': 'fr-FR,fr;q=0.9,en;q=0.5' })).toBe('en')
+    expect(await lang({ 'accept-language': 'de-DE' })).toBe('it')
+    expect(await lang({})).toBe('it')
+    expect(await lang({ 'accept-language': 'en' }, '?lang=it')).toBe('it')
+    const res = await get('/dashboard', { 'accept-language': 'en' })
+    expect(res.headers.vary).toBe('Accept-Language')
+  })
+
+  it("says how far each chart's data reaches and warns when that is more than a day ago", async () => {
+    // the fixture ends on 2025-10-28 at 00:00 local; the app's clock is today
+    const html = (await get('/dashboard?lang=en')).body
+    expect(html.match(/<p class="until stale">Data up to 28\/10\/2025, 00:00<\/p>/g)).toHaveLength(4)
+    expect(html).toContain(
+      '<p class="notice stale" role="alert">Warning: the newest data of photovoltaic, Aule P balance, water, fountains is more than a day old (up to 28/10/2025, 00:00).',
+    )
+    expect(html).not.toContain('updated every 15 minutes')
+  })
+
   it('switches to English with lang=en and links both languages', async () => {
     const html = (await get('/dashboard?lang=en')).body
     expect(html).toMatch(/<html lang="en">/)

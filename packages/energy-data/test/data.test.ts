@@ -1,6 +1,6 @@
 import { get as httpGet } from 'node:http'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { GROUP_COLUMNS, GROUP_NAMES } from '../src/domain/groups.ts'
+import { GROUP_COLUMNS, GROUP_NAMES } from '../src/catalogue/groups.ts'
 import {
   FIXTURE_TIMES,
   GAP,

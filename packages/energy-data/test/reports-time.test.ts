@@ -1,10 +1,8 @@
 import { describe, expect, it } from 'vitest'
-import { completeDays, quarterSlots } from '../src/charts/windows.ts'
 import { matchesIfNoneMatch, strongEtag } from '../src/dashboard/http-cache.ts'
-import { parseBound } from '../src/reports/datetime-input.ts'
+import { formatIso, localDate, localMidnight, localToInstant, parseInstant } from '../src/domain/time.ts'
+import { completeDays, lastDaysDefaults, quarterSlots, resolveWindow, wholeDays } from '../src/domain/window.ts'
 import { scheduleRanges } from '../src/reports/palinsesti-report.ts'
-import { resolveReportWindow } from '../src/reports/report-window.ts'
-import { formatIso, localDate, localMidnight, localToInstant } from '../src/reports/zoned-time.ts'
 import { chooseFormat } from '../src/routes/reports.ts'
 
 const ROME = 'Europe/Rome'
@@ -38,31 +36,39 @@ describe('local time in Europe/Rome', () => {
 })
 
 describe('report bounds', () => {
-  it('accepts dates, local date-times and date-times with an offset', () => {
-    expect(parseBound('2025-10-26', ROME)).toEqual({ instant: at('2025-10-25T22:00:00Z'), dateOnly: true })
-    expect(parseBound('2025-10-26T12:00', ROME)).toEqual({ instant: at('2025-10-26T11:00:00Z'), dateOnly: false })
-    expect(parseBound('2025-10-26 12:00:30', ROME)?.instant).toBe(at('2025-10-26T11:00:30Z'))
-    expect(parseBound('2025-10-26T12:00:00Z', ROME)?.instant).toBe(at('2025-10-26T12:00:00Z'))
-    expect(parseBound('2025-10-26T12:00:00+0530', ROME)?.instant).toBe(at('2025-10-26T06:30:00Z'))
-    expect(parseBound('2025-10-26T12:00:00.250-01:00', ROME)?.instant).toBe(at('2025-10-26T13:00:00.250Z'))
+  it('reads dates and date-times without an offset as UTC, as every endpoint does, and offsets as given', () => {
+    expect(parseInstant('2025-10-26')).toBe(at('2025-10-26T00:00:00Z'))
+    expect(parseInstant('2025-10-26T12:00')).toBe(at('2025-10-26T12:00:00Z'))
+    expect(parseInstant('2025-10-26 12:00:30')).toBe(at('2025-10-26T12:00:30Z'))
+    expect(parseInstant('2025-10-26T12:00:00Z')).toBe(at('2025-10-26T12:00:00Z'))
+    expect(parseInstant('2025-10-26T12:00:00+0530')).toBe(at('2025-10-26T06:30:00Z'))
+    expect(parseInstant('2025-10-26T12:00:00.250-01:00')).toBe(at('2025-10-26T13:00:00.250Z'))
   })
 
   it('refuses impossible calendar values', () => {
     for (const text of ['2025-02-29', '2025-13-01', '2025-10-26T24:00', '2025-10-26T10:60', '2025-10-26T10:00+25:00']) {
-      expect(parseBound(text, ROME), text).toBeUndefined()
+      expect(parseInstant(text), text).toBeUndefined()
     }
   })
 
+  const reportWindow = (query: { start_datetime?: string; end_datetime?: string }, latest: number | undefined) =>
+    wholeDays(
+      resolveWindow(query, { zone: ROME, defaults: lastDaysDefaults(7, latest, at('2025-11-20T10:00:00Z'), ROME) }),
+    )
+
   it('covers the whole local day of an end given as a date, 25 hours on the fall-back day', () => {
-    const window = resolveReportWindow({ start_datetime: '2025-10-26', end_datetime: '2025-10-26' }, undefined)
-    expect(window.to + 1 - window.from).toBe(25 * H)
+    const window = reportWindow({ start_datetime: '2025-10-26', end_datetime: '2025-10-26' }, undefined)
+    expect(window.days).toEqual(['2025-10-26'])
+    expect(window.to - window.from).toBe(25 * H)
   })
 
-  it('defaults to the 672 quarter hours ending with the newest data', () => {
-    const latest = at('2025-10-27T22:45:00Z')
-    const window = resolveReportWindow({}, latest)
-    expect(window.to).toBe(latest)
-    expect((window.to - window.from) / (15 * 60_000) + 1).toBe(672)
+  it('defaults to the 7 complete local days ending with the newest data', () => {
+    const window = reportWindow({}, at('2025-10-27T22:45:00Z'))
+    expect(window.to).toBe(at('2025-10-27T23:00:00Z'))
+    expect(window.days).toEqual(['21', '22', '23', '24', '25', '26', '27'].map((d) => `2025-10-${d}`))
+    expect((window.to - window.from) / (15 * 60_000)).toBe(7 * 96 + 4)
+    // a day the data stops in is not complete: the window ends the day before
+    expect(reportWindow({}, at('2025-10-27T10:00:00Z')).days.at(-1)).toBe('2025-10-26')
   })
 })
 
@@ -75,14 +81,15 @@ describe('chart windows', () => {
   })
 
   it('hold only complete local days', () => {
-    const midDay = completeDays(at('2025-10-27T10:00:00Z'), ROME)
+    const now = at('2025-11-20T10:00:00Z')
+    const midDay = completeDays(at('2025-10-27T10:00:00Z'), now, ROME, 30)
     expect(midDay.days).toHaveLength(30)
     expect(midDay.days.at(-1)).toBe('2025-10-26')
     expect(midDay.days[0]).toBe('2025-09-27')
     expect(midDay.to).toBe(at('2025-10-26T23:00:00Z'))
     expect(midDay.from).toBe(at('2025-09-26T22:00:00Z'))
     // the last quarter of a day completes it
-    expect(completeDays(at('2025-10-27T22:45:00Z'), ROME).days.at(-1)).toBe('2025-10-27')
+    expect(completeDays(at('2025-10-27T22:45:00Z'), now, ROME, 30).days.at(-1)).toBe('2025-10-27')
   })
 })
 
@@ -99,13 +106,16 @@ describe('schedules, formats and validators', () => {
     expect(scheduleRanges([...Array(23).fill(0), 1], 'it')).toBe('23:00-24:00')
   })
 
-  it('chooses the report format from the parameter, else from Accept', () => {
+  it('chooses the report format from the parameter, else from Accept by weight, else JSON as the contract says', () => {
     expect(chooseFormat('text', 'application/json')).toBe('text')
     expect(chooseFormat(undefined, 'application/json')).toBe('json')
-    expect(chooseFormat(undefined, 'text/plain;q=0.9, application/json')).toBe('text')
+    expect(chooseFormat(undefined, 'text/plain;q=0.9, application/json')).toBe('json')
+    expect(chooseFormat(undefined, 'text/plain, application/json;q=0.5')).toBe('text')
     expect(chooseFormat(undefined, 'text/plain;q=0, application/json')).toBe('json')
-    expect(chooseFormat(undefined, '*/*')).toBe('markdown')
-    expect(chooseFormat(undefined, undefined)).toBe('markdown')
+    expect(chooseFormat(undefined, 'text/markdown')).toBe('markdown')
+    expect(chooseFormat(undefined, '*/*')).toBe('json')
+    expect(chooseFormat(undefined, 'image/png')).toBe('json')
+    expect(chooseFormat(undefined, undefined)).toBe('json')
   })
 
   it('matches If-None-Match weakly, in lists and with *', () => {

@@ -3,7 +3,7 @@
  * `new Chart(canvas, config)` takes as they are.
  */
 import type { ChartConfiguration, ChartDataset } from 'chart.js'
-import { formatIso, QUARTER_MS } from '../reports/zoned-time.ts'
+import { formatIso, localParts, QUARTER_MS } from '../domain/time.ts'
 import { CHART_TEXT, type Language, LOCALES, pick } from './i18n.ts'
 
 export type ChartConfig = ChartConfiguration<'line' | 'bar', Array<number | null>, string>
@@ -47,6 +47,32 @@ export function quarterLabels(slots: number[], lang: Language, zone: string): st
   const seen = new Map<string, number>()
   for (const label of labels) seen.set(label, (seen.get(label) ?? 0) + 1)
   return labels.map((label, i) => (seen.get(label)! > 1 ? `${label} ${formatIso(slots[i]!, zone).slice(-6)}` : label))
+}
+
+const tickFormats = new Map<string, Intl.DateTimeFormat>()
+
+/**
+ * The x-axis ticks of a quarter-hour chart: the local date (`26/12`, short enough for seven on a
+ * phone) at each local midnight, nothing elsewhere. Chart.js draws these labels on the axis (`scales.x.labels`, every one kept) while its
+ * tooltips fall back to the full quarter-hour labels of `data.labels` where a tick label is empty;
+ * grid lines are drawn at the midnights only.
+ */
+function midnightTicks(slots: number[], lang: Language, zone: string) {
+  const key = `${lang}|${zone}`
+  let f = tickFormats.get(key)
+  if (!f) {
+    f = new Intl.DateTimeFormat(LOCALES[lang], { timeZone: zone, day: '2-digit', month: '2-digit' })
+    tickFormats.set(key, f)
+  }
+  const format = f
+  const midnight = slots.map((t) => {
+    const p = localParts(t, zone)
+    return p.hour === 0 && p.minute === 0
+  })
+  return {
+    labels: slots.map((t, i) => (midnight[i] ? format.format(new Date(t)) : '')),
+    lineWidth: midnight.map((m) => (m ? 1 : 0)),
+  }
 }
 
 /** Axis label of a local day `YYYY-MM-DD` (read at its local noon, safe on DST days). */
@@ -115,6 +141,8 @@ export function stackedAreaChart(input: AreaChartInput): ChartConfig {
       borderDash: s.line ? [6, 3] : undefined,
       fill: s.line ? false : first ? 'origin' : '-1',
       pointRadius: 0,
+      // the legend draws this shape: a filled square for an area, a line for a line
+      pointStyle: s.line ? 'line' : 'rect',
       tension: 0,
       spanGaps: false,
     }
@@ -122,6 +150,7 @@ export function stackedAreaChart(input: AreaChartInput): ChartConfig {
   const from = input.slots[0] ?? 0
   // the window ends where its last quarter hour does
   const to = (input.slots[input.slots.length - 1] ?? 0) + QUARTER_MS
+  const ticks = midnightTicks(input.slots, input.lang, input.zone)
   return {
     type: 'line',
     data: { labels: quarterLabels(input.slots, input.lang, input.zone), datasets },
@@ -129,17 +158,21 @@ export function stackedAreaChart(input: AreaChartInput): ChartConfig {
       responsive: true,
       maintainAspectRatio: false,
       animation: false,
+      // room for a midnight label near the right edge (Chart.js pads only for the first and last tick)
+      layout: { padding: { right: 32 } },
       interaction: { mode: 'index', intersect: false },
       plugins: {
         title: { display: true, text: input.title },
         subtitle: { display: true, text: windowSubtitle(from, to, input.lang, input.zone, true) },
-        legend: { position: 'bottom' },
+        legend: { position: 'bottom', labels: { usePointStyle: true } },
         tooltip: { mode: 'index', intersect: false },
       },
       scales: {
         x: {
           title: { display: true, text: pick(CHART_TEXT.x15m, input.lang) },
-          ticks: { autoSkip: true, maxTicksLimit: 14, maxRotation: 0 },
+          labels: ticks.labels,
+          ticks: { autoSkip: false, maxRotation: 0 },
+          grid: { lineWidth: ticks.lineWidth },
         },
         y: {
           stacked: true,

@@ -25,27 +25,28 @@ export const FOUNTAIN_NAMES = {
 export const CHART_TEXT = {
   fotovoltaico: {
     title: { it: 'Produzione fotovoltaica per impianto', en: 'Photovoltaic production by plant' },
-    y: { it: 'Potenza (kW)', en: 'Power (kW)' },
+    y: { it: 'Potenza', en: 'Power' },
   },
   bilancio: {
     title: {
       it: 'Bilancio energetico Aule P: fotovoltaico e prelievo dalla rete',
       en: 'Aule P energy balance: photovoltaic and grid withdrawal',
     },
-    y: { it: 'Potenza (kW)', en: 'Power (kW)' },
+    y: { it: 'Potenza', en: 'Power' },
     production: { it: 'Produzione fotovoltaica', en: 'Photovoltaic production' },
     grid: { it: 'Prelievo dalla rete', en: 'Grid withdrawal' },
     consumption: { it: 'Consumo edificio', en: 'Building consumption' },
   },
   acqua: {
     title: { it: 'Consumo giornaliero di acqua', en: 'Daily water use' },
-    y: { it: 'Volume (m³/giorno)', en: 'Volume (m³/day)' },
+    y: { it: 'Volume', en: 'Volume' },
+    perDay: { it: 'giorno', en: 'day' },
     main: { it: 'Sede centrale', en: 'Main site' },
     fountains: { it: 'Fontanelle (totale)', en: 'Drinking fountains (total)' },
   },
   fontanelle: {
     title: { it: 'Prelievo dalle fontanelle', en: 'Drinking fountain draw-off' },
-    y: { it: 'Portata (L/h)', en: 'Flow (L/h)' },
+    y: { it: 'Portata', en: 'Flow' },
   },
   x15m: { it: 'Ora locale', en: 'Local time' },
   xDay: { it: 'Giorno', en: 'Day' },

@@ -1,11 +1,11 @@
 import type { ChartName } from '../charts/charts.ts'
-import type { Language } from '../charts/i18n.ts'
+import { type Language, LOCALES } from '../charts/i18n.ts'
 
 const TEXT = {
   title: { it: 'Cruscotto energetico del campus', en: 'Campus energy dashboard' },
   intro: {
-    it: 'Fotovoltaico, bilancio energetico e acqua, aggiornati ogni 15 minuti.',
-    en: 'Photovoltaic, energy balance and water, updated every 15 minutes.',
+    it: 'Fotovoltaico, bilancio energetico e acqua, quarto d’ora per quarto d’ora (ora locale {zone}).',
+    en: 'Photovoltaic, energy balance and water, quarter hour by quarter hour (local time {zone}).',
   },
   language: { it: 'Lingua', en: 'Language' },
   loading: { it: 'Caricamento…', en: 'Loading…' },
@@ -15,39 +15,86 @@ const TEXT = {
     it: 'I grafici richiedono JavaScript; i rapporti in fondo alla pagina funzionano anche senza.',
     en: 'The charts need JavaScript; the reports linked at the bottom of the page work without it.',
   },
+  until: { it: 'Dati fino al {time}', en: 'Data up to {time}' },
+  none: { it: 'Nessun dato', en: 'No data' },
+  stale: {
+    it: 'Attenzione: i dati più recenti di {charts} hanno più di un giorno (fino al {time}). I grafici mostrano gli ultimi giorni con dati, non i giorni più recenti.',
+    en: 'Warning: the newest data of {charts} is more than a day old (up to {time}). The charts show the last days holding data, not the most recent days.',
+  },
+  names: {
+    fotovoltaico: { it: 'fotovoltaico', en: 'photovoltaic' },
+    bilancio: { it: 'bilancio Aule P', en: 'Aule P balance' },
+    acqua: { it: 'acqua', en: 'water' },
+    fontanelle: { it: 'fontanelle', en: 'fountains' },
+  } satisfies Record<ChartName, Record<Language, string>>,
   captions: {
     fotovoltaico: {
-      it: 'Produzione per impianto, ultimi 7 giorni, dettaglio 15 minuti (kW).',
-      en: 'Production per plant, last 7 days, 15-minute detail (kW).',
+      it: 'Produzione per impianto, ultimi 7 giorni con dati, dettaglio 15 minuti (kW).',
+      en: 'Production per plant, last 7 days holding data, 15-minute detail (kW).',
     },
     bilancio: {
-      it: 'Aule P: produzione fotovoltaica e prelievo dalla rete rispetto al consumo, ultimi 7 giorni (kW).',
-      en: 'Aule P: photovoltaic production and grid withdrawal against consumption, last 7 days (kW).',
+      it: 'Aule P: produzione fotovoltaica e prelievo dalla rete rispetto al consumo, ultimi 7 giorni con dati (kW).',
+      en: 'Aule P: photovoltaic production and grid withdrawal against consumption, last 7 days holding data (kW).',
     },
     acqua: {
-      it: 'Consumo giornaliero, ultimi 30 giorni completi (m³).',
-      en: 'Daily use, last 30 complete days (m³).',
+      it: 'Consumo giornaliero, ultimi 30 giorni completi con dati (m³).',
+      en: 'Daily use, last 30 complete days holding data (m³).',
     },
     fontanelle: {
-      it: 'Portata di ciascuna fontanella, ultimi 7 giorni (L/h).',
-      en: 'Flow of each drinking fountain, last 7 days (L/h).',
+      it: 'Portata di ciascuna fontanella, ultimi 7 giorni con dati (L/h).',
+      en: 'Flow of each drinking fountain, last 7 days holding data (L/h).',
     },
   } satisfies Record<ChartName, Record<Language, string>>,
 } as const
 
 const LANGUAGE_NAMES: Record<Language, string> = { it: 'Italiano', en: 'English' }
 
+/** How far each chart's data reaches: the end of its newest quarter hour, if any. */
+export interface DataStatus {
+  /** Per chart: the end of the newest quarter hour stored, epoch ms; undefined when its table is empty. */
+  until: Record<ChartName, number | undefined>
+  /** Whether that end lies more than a day before now. */
+  stale: Record<ChartName, boolean>
+  zone: string
+}
+
+function when(instant: number, lang: Language, zone: string): string {
+  return new Intl.DateTimeFormat(LOCALES[lang], {
+    timeZone: zone,
+    day: '2-digit',
+    month: '2-digit',
+    year: 'numeric',
+    hour: '2-digit',
+    minute: '2-digit',
+    hourCycle: 'h23',
+  }).format(new Date(instant))
+}
+
 /** The dashboard page: markup only; the drawing is done by the served script, so the CSP allows no inline code. */
-export function dashboardPage(lang: Language, charts: readonly ChartName[]): string {
+export function dashboardPage(lang: Language, charts: readonly ChartName[], status: DataStatus): string {
+  const { zone } = status
+  const untilText = (name: ChartName) => {
+    const until = status.until[name]
+    return until === undefined ? TEXT.none[lang] : TEXT.until[lang].replace('{time}', when(until, lang, zone))
+  }
   const figures = charts
     .map(
       (name) => `    <figure>
       <figcaption>${TEXT.captions[name][lang]}</figcaption>
       <div class="plot"><canvas data-chart="${name}" role="img" aria-label="${TEXT.captions[name][lang]}"></canvas></div>
+      <p class="until${status.stale[name] ? ' stale' : ''}">${untilText(name)}</p>
       <p class="status" aria-live="polite">${TEXT.loading[lang]}</p>
     </figure>`,
     )
     .join('\n')
+  const stale = charts.filter((c) => status.stale[c])
+  const oldest = Math.min(...stale.map((c) => status.until[c] ?? Number.POSITIVE_INFINITY))
+  // every text here is the service's own (the zone is checked as an IANA name at start): nothing to escape
+  const warning = stale.length
+    ? `  <p class="notice stale" role="alert">${TEXT.stale[lang]
+        .replace('{charts}', stale.map((c) => TEXT.names[c][lang]).join(', '))
+        .replace('{time}', Number.isFinite(oldest) ? when(oldest, lang, zone) : TEXT.none[lang])}</p>\n`
+    : ''
   const switcher = (['it', 'en'] as const)
     .map(
       (l) =>
@@ -69,12 +116,12 @@ export function dashboardPage(lang: Language, charts: readonly ChartName[]): str
   <header>
     <div>
       <h1>${TEXT.title[lang]}</h1>
-      <p>${TEXT.intro[lang]}</p>
+      <p>${TEXT.intro[lang].replace('{zone}', zone)}</p>
     </div>
     <nav class="lang" aria-label="${TEXT.language[lang]}">${switcher}</nav>
   </header>
   <noscript><p class="notice">${TEXT.noscript[lang]}</p></noscript>
-  <main>
+${warning}  <main>
 ${figures}
   </main>
   <footer>

@@ -6,8 +6,15 @@ import { dashboardRoutes } from '../routes/dashboard.ts'
 import { reportRoutes } from '../routes/reports.ts'
 
 /** The public views of the data: charts, reports and the dashboard page (no API key; HTTP caching). */
-export async function publicViews(app: FastifyInstance, options: { db: Kysely<EnergyDatabase> }): Promise<void> {
+export interface PublicViewsOptions {
+  db: Kysely<EnergyDatabase>
+  /** The service's zone (ENERGY_TIMEZONE): local days, hours and printed times of every view. */
+  zone: string
+  now: () => number
+}
+
+export async function publicViews(app: FastifyInstance, options: PublicViewsOptions): Promise<void> {
   await app.register(chartRoutes, options)
   await app.register(reportRoutes, options)
-  await app.register(dashboardRoutes)
+  await app.register(dashboardRoutes, options)
 }

@@ -1,11 +1,11 @@
 import type { ColumnType, Generated } from 'kysely'
-import type { GROUP_COLUMNS } from '../domain/groups.ts'
+import type { GroupColumn } from '../catalogue/groups.ts'
 
 /** Kysely's view of the energy database; row types stay behind the repositories. */
 type Timestamp = ColumnType<Date, Date | string, Date | string>
 type Measurement = number | null
 
-type WideTable<Columns extends readonly string[]> = { time_15m: Timestamp } & { [C in Columns[number]]: Measurement }
+type WideTable<Columns extends string> = { time_15m: Timestamp } & { [C in Columns]: Measurement }
 
 export interface DataloggerTable {
   id: string
@@ -57,10 +57,10 @@ export interface EnergyDatabase {
   dataloggers: DataloggerTable
   meters: MeterTable
   data_15m: Data15mTable
-  datacenter_1_15m: WideTable<(typeof GROUP_COLUMNS)['datacenter_1']>
-  pv_15m: WideTable<(typeof GROUP_COLUMNS)['pv']>
-  water_15m: WideTable<(typeof GROUP_COLUMNS)['water']>
-  weather_15m: WideTable<(typeof GROUP_COLUMNS)['weather']>
-  centrali_frigo_15m: WideTable<(typeof GROUP_COLUMNS)['centrali_frigo']>
-  aulep_15m: WideTable<(typeof GROUP_COLUMNS)['aulep']>
+  datacenter_1_15m: WideTable<GroupColumn<'datacenter_1'>>
+  pv_15m: WideTable<GroupColumn<'pv'>>
+  water_15m: WideTable<GroupColumn<'water'>>
+  weather_15m: WideTable<GroupColumn<'weather'>>
+  centrali_frigo_15m: WideTable<GroupColumn<'centrali_frigo'>>
+  aulep_15m: WideTable<GroupColumn<'aulep'>>
 }

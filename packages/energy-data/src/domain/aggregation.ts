@@ -7,9 +7,9 @@ export const AGGREGATIONS = {
   '15 m': { kind: 'fixed', minutes: 15 },
   '30 m': { kind: 'fixed', minutes: 30 },
   '1 h': { kind: 'fixed', minutes: 60 },
-  '1 d': { kind: 'calendar', unit: 'day', step: '1 day', minMinutes: 23 * 60 },
-  '1 w': { kind: 'calendar', unit: 'week', step: '7 days', minMinutes: 7 * 24 * 60 - 60 },
-  '1 mon': { kind: 'calendar', unit: 'month', step: '1 month', minMinutes: 28 * 24 * 60 - 60 },
+  '1 d': { kind: 'calendar', unit: 'day', step: '1 day' },
+  '1 w': { kind: 'calendar', unit: 'week', step: '7 days' },
+  '1 mon': { kind: 'calendar', unit: 'month', step: '1 month' },
 } as const
 
 export type Aggregation = keyof typeof AGGREGATIONS
@@ -21,12 +21,6 @@ export const AGGREGATION_DESCRIPTION =
   'in `timezone`, so 2025-03-30 has 92 quarter hours in Europe/Rome and 2025-10-26 has 100. ' +
   'Each bucket holds the mean of its quarter hours (per-meter data: min of minima, max of maxima, ' +
   'sum of sums, sum of counts, mean of the raw samples).'
-
-/** Shortest length of one bucket, for an upper bound of the number of buckets in a window. */
-export function minBucketMinutes(aggregation: Aggregation): number {
-  const a = AGGREGATIONS[aggregation]
-  return a.kind === 'fixed' ? a.minutes : a.minMinutes
-}
 
 /**
  * Length of the time slices a long window is read in: each slice is one short query returning

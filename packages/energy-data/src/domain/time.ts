@@ -1,15 +1,24 @@
 /**
- * Timestamps at the edge of the API: what a caller may type, and how instants are written
- * back (ISO 8601 with the offset of the requested zone).
+ * Time in the energy service, in one place: the one reading of what a caller types (UTC unless
+ * it carries an offset, on every endpoint), the one zone check, local days (23, 24 or 25 hours
+ * long) and hours of a named zone, and ISO 8601 output with the zone's offset.
  */
+
+export const QUARTER_MS = 900_000
+export const HOUR_MS = 3_600_000
+export const DAY_MS = 86_400_000
 
 const INPUT =
   /^(\d{4})-(\d{2})-(\d{2})(?:[ T](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?)?(?:(Z|z)|([+\- ])(\d{2}):?(\d{2}))?$/
 
+export const DATETIME_MESSAGE =
+  'Input should be a valid datetime (YYYY-MM-DD hh:mm:ss in UTC, or ISO 8601 with an offset)'
+
 /**
- * `YYYY-MM-DD hh:mm:ss` (UTC, the spec's form), also with `T`, fractional seconds, `Z` or an
- * offset (`+01:00`; a `+` that arrived unescaped as a space is read as `+`), or a date alone
- * (midnight UTC). Returns epoch milliseconds, or undefined when the text is not such a time.
+ * `YYYY-MM-DD hh:mm:ss` (UTC, the contract's form), also with `T`, without seconds, with
+ * fractional seconds, `Z` or an offset (`+01:00`, `+0100`; a `+` that arrived unescaped as a space
+ * is read as `+`), or a date alone (midnight UTC). Returns epoch milliseconds, or undefined when
+ * the text is not a real calendar time.
  */
 export function parseInstant(text: string): number | undefined {
   const m = INPUT.exec(text.trim())
@@ -37,6 +46,7 @@ export function parseInstant(text: string): number | undefined {
 }
 
 const ZONE = /^(UTC|[A-Za-z]+(?:\/[A-Za-z0-9_+-]+)+)$/
+const zones = new Map<string, boolean>()
 
 /** An IANA zone name both Node and PostgreSQL know (`Europe/Rome`, `UTC`, `America/New_York`). */
 export function isTimeZone(name: string): boolean {
@@ -54,14 +64,103 @@ export function isTimeZone(name: string): boolean {
   zones.set(name, valid)
   return valid
 }
-const zones = new Map<string, boolean>()
 
-const QUARTER_MS = 900_000
-const DAY_MS = 86_400_000
+export const ZONE_MESSAGE = 'Input should be an IANA time zone name such as Europe/Rome'
+
+export interface LocalParts {
+  year: number
+  month: number
+  day: number
+  hour: number
+  minute: number
+  second: number
+}
+
+const partFormatters = new Map<string, Intl.DateTimeFormat>()
+
+function partFormatter(zone: string): Intl.DateTimeFormat {
+  let f = partFormatters.get(zone)
+  if (!f) {
+    f = new Intl.DateTimeFormat('en-US', {
+      timeZone: zone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: 'numeric',
+      day: 'numeric',
+      hour: 'numeric',
+      minute: 'numeric',
+      second: 'numeric',
+    })
+    if (partFormatters.size > 50) partFormatters.clear()
+    partFormatters.set(zone, f)
+  }
+  return f
+}
+
+/** The wall-clock fields of an instant in `zone`. */
+export function localParts(instant: number, zone: string): LocalParts {
+  const p: Record<string, number> = {}
+  for (const part of partFormatter(zone).formatToParts(instant))
+    if (part.type !== 'literal') p[part.type] = Number(part.value)
+  return { year: p.year!, month: p.month!, day: p.day!, hour: p.hour!, minute: p.minute!, second: p.second! }
+}
+
+/** Offset of `zone` from UTC at an instant, in minutes (Europe/Rome: 60 in winter, 120 in summer). */
+export function offsetMinutes(instant: number, zone: string): number {
+  const p = localParts(instant, zone)
+  const wall = Date.UTC(p.year, p.month - 1, p.day, p.hour, p.minute, p.second)
+  return Math.round((wall - Math.floor(instant / 1000) * 1000) / 60_000)
+}
+
+/**
+ * The instant a wall-clock time in `zone` names. An ambiguous time (the repeated hour when
+ * clocks go back) is its first occurrence; a time that does not exist (the skipped hour) is
+ * read with the offset in force before the change.
+ */
+export function localToInstant(p: LocalParts, zone: string): number {
+  const wall = Date.UTC(p.year, p.month - 1, p.day, p.hour, p.minute, p.second)
+  const before = offsetMinutes(wall - DAY_MS / 2, zone)
+  const after = offsetMinutes(wall + DAY_MS / 2, zone)
+  // earlier occurrence first: try the offset in force before any change that day
+  for (const offset of [Math.max(before, after), Math.min(before, after)]) {
+    const candidate = wall - offset * 60_000
+    if (offsetMinutes(candidate, zone) === offset) return candidate
+  }
+  return wall - before * 60_000
+}
+
+const pad = (n: number) => String(n).padStart(2, '0')
+
+/** `YYYY-MM-DD` of the local day holding an instant. */
+export function localDate(instant: number, zone: string): string {
+  const p = localParts(instant, zone)
+  return `${String(p.year).padStart(4, '0')}-${pad(p.month)}-${pad(p.day)}`
+}
+
+/** Local midnight starting the day `YYYY-MM-DD` plus `days` calendar days. */
+export function localMidnight(date: string, zone: string, days = 0): number {
+  const [year, month, day] = date.split('-').map(Number) as [number, number, number]
+  const shifted = new Date(0)
+  shifted.setUTCFullYear(year, month - 1, day + days)
+  return localToInstant(
+    {
+      year: shifted.getUTCFullYear(),
+      month: shifted.getUTCMonth() + 1,
+      day: shifted.getUTCDate(),
+      hour: 0,
+      minute: 0,
+      second: 0,
+    },
+    zone,
+  )
+}
+
+/** The quarter hour at or before an instant. */
+export const floorQuarter = (instant: number): number => Math.floor(instant / QUARTER_MS) * QUARTER_MS
 
 function offsetSuffix(minutes: number): string {
   const abs = Math.abs(minutes)
-  return `${minutes < 0 ? '-' : '+'}${String(Math.floor(abs / 60)).padStart(2, '0')}:${String(abs % 60).padStart(2, '0')}`
+  return `${minutes < 0 ? '-' : '+'}${pad(Math.floor(abs / 60))}:${pad(abs % 60)}`
 }
 
 const formatters = new Map<string, (ms: number) => string>()
@@ -75,22 +174,6 @@ const formatters = new Map<string, (ms: number) => string>()
 export function instantFormatter(zone: string): (ms: number) => string {
   const existing = formatters.get(zone)
   if (existing) return existing
-  const parts = new Intl.DateTimeFormat('en-US', {
-    timeZone: zone,
-    hourCycle: 'h23',
-    year: 'numeric',
-    month: 'numeric',
-    day: 'numeric',
-    hour: 'numeric',
-    minute: 'numeric',
-    second: 'numeric',
-  })
-  const offsetMinutesAt = (at: number): number => {
-    const p: Record<string, number> = {}
-    for (const part of parts.formatToParts(at)) if (part.type !== 'literal') p[part.type] = Number(part.value)
-    const wall = Date.UTC(p.year ?? 0, (p.month ?? 1) - 1, p.day ?? 1, p.hour ?? 0, p.minute ?? 0, p.second ?? 0)
-    return Math.round((wall - Math.floor(at / 1000) * 1000) / 60_000)
-  }
   // per UTC day: one offset, or null when the day has a transition
   const days = new Map<number, [number, string] | null>()
   const quarters = new Map<number, [number, string]>()
@@ -99,8 +182,8 @@ export function instantFormatter(zone: string): (ms: number) => string {
     const day = Math.floor(ms / DAY_MS)
     let known = days.get(day)
     if (known === undefined) {
-      const first = offsetMinutesAt(day * DAY_MS)
-      const last = offsetMinutesAt((day + 1) * DAY_MS - 1000)
+      const first = offsetMinutes(day * DAY_MS, zone)
+      const last = offsetMinutes((day + 1) * DAY_MS - 1000, zone)
       known = first === last ? entry(first) : null
       if (days.size > 100_000) days.clear()
       days.set(day, known)
@@ -109,7 +192,7 @@ export function instantFormatter(zone: string): (ms: number) => string {
     const quarter = Math.floor(ms / QUARTER_MS)
     let exact = quarters.get(quarter)
     if (exact === undefined) {
-      exact = entry(offsetMinutesAt(quarter * QUARTER_MS))
+      exact = entry(offsetMinutes(quarter * QUARTER_MS, zone))
       if (quarters.size > 100_000) quarters.clear()
       quarters.set(quarter, exact)
     }
@@ -124,7 +207,8 @@ export function instantFormatter(zone: string): (ms: number) => string {
   return format
 }
 
-/** The quarter hour at or before an instant. */
-export function floorToQuarter(ms: number): number {
-  return Math.floor(ms / QUARTER_MS) * QUARTER_MS
-}
+/** ISO 8601 with the zone's offset, to the second: `2025-10-26T02:15:00+01:00`. */
+export const formatIso = (instant: number, zone: string): string => instantFormatter(zone)(instant)
+
+/** Quarter hours in `[from, to)`: 92, 96 or 100 in a local day of Europe/Rome. */
+export const quartersBetween = (from: number, to: number): number => Math.max(Math.round((to - from) / QUARTER_MS), 0)

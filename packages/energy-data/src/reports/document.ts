@@ -1,4 +1,5 @@
 import type { Language } from '../charts/i18n.ts'
+import { formatIso } from '../domain/time.ts'
 
 /**
  * A report is a list of blocks rendered either as Markdown (GitHub tables) or as plain text
@@ -11,7 +12,7 @@ export type Block =
   | { kind: 'list'; items: string[] }
   | { kind: 'table'; headers: string[]; rows: string[][]; align?: Array<'left' | 'right'> }
 
-export const REPORT_FORMATS = ['markdown', 'text', 'json'] as const
+export const REPORT_FORMATS = ['json', 'markdown', 'text'] as const
 export type ReportFormat = (typeof REPORT_FORMATS)[number]
 
 export const heading = (level: 1 | 2 | 3, text: string): Block => ({ kind: 'heading', level, text })
@@ -112,4 +113,32 @@ export function numbers(lang: Language): Numbers {
       part === null || whole === null || whole === 0 ? missing : `${num((part / whole) * 100, 1)} %`,
     missing,
   }
+}
+
+/** "From ... to ... (inclusive), times in ..." of a window of whole days; `to` is exclusive. */
+export function windowLine(from: number, to: number, zone: string, lang: Language): string {
+  const last = formatIso(to - 1000, zone)
+  return lang === 'it'
+    ? `Dal ${formatIso(from, zone)} al ${last} (estremi inclusi), orari in ${zone}.`
+    : `From ${formatIso(from, zone)} to ${last} (inclusive), times in ${zone}.`
+}
+
+/**
+ * The coverage of a report, for its top: how many of the window's quarter hours hold data, and,
+ * when some do not, that every figure covers the measured ones only.
+ */
+export function coverageLine(measured: number, expected: number, lang: Language): Block {
+  const { percent } = numbers(lang)
+  const share = `${measured} ${lang === 'it' ? 'su' : 'of'} ${expected} (${percent(measured, expected)})`
+  const partial = measured < expected
+  if (lang === 'it') {
+    return paragraph(
+      `Quarti d’ora con dati: ${share}.` +
+        (partial ? ' Ogni cifra conta solo i quarti d’ora misurati: un quarto d’ora mancante non vale zero.' : ''),
+    )
+  }
+  return paragraph(
+    `Quarter hours with data: ${share}.` +
+      (partial ? ' Every figure counts the measured quarter hours only: a missing one is never taken as zero.' : ''),
+  )
 }

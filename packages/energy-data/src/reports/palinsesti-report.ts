@@ -1,7 +1,8 @@
+import { convertQuarter, type UnitId, unitSymbol } from '../catalogue/quantities.ts'
 import type { Language } from '../charts/i18n.ts'
+import { HOUR_MS, QUARTER_MS, quartersBetween } from '../domain/time.ts'
 import type { ScheduleCell } from '../repositories/views.ts'
 import { type Block, heading, list, numbers, paragraph, table } from './document.ts'
-import { QUARTER_MS } from './zoned-time.ts'
 
 /**
  * "Palinsesti": the operating schedules of a year - when each chiller plant and building load
@@ -23,24 +24,37 @@ export const RUNNING_SHARE = 0.1
 /** An hour belongs to the schedule when the series runs in at least this share of its quarter hours. */
 export const SCHEDULE_SHARE = 0.5
 
-const KW = 4
+/** The units of the report: energy of the year and of each month, mean power by hour. */
+const ENERGY: UnitId = 'unit:MegaW-HR'
+const POWER: UnitId = 'unit:KiloW'
+/** Hours in a quarter hour: running quarter hours to running hours (a duration, not a unit of the series). */
+const QUARTER_HOURS = QUARTER_MS / HOUR_MS
 
 export interface SeriesSchedule {
   name: string
   column: string
-  energyKwh: number | null
+  /** Energy of the year in MWh: the quarter hours' mean powers accumulated over 0.25 h each. */
+  energy: number | null
   runningHours: number
   quarters: number
   /** Mean kW per local hour 0-23, weekdays and weekends. */
   profile: { weekday: Array<number | null>; weekend: Array<number | null> }
   /** Share of quarter hours running per local hour 0-23. */
   runningShare: { weekday: Array<number | null>; weekend: Array<number | null> }
-  /** Per month 1-12: energy (kWh) and running hours. */
-  months: Array<{ energyKwh: number | null; runningHours: number | null }>
+  /** Per month 1-12: energy (MWh) and running hours. */
+  months: Array<{ energy: number | null; runningHours: number | null }>
 }
 
-/** Folds the database's (month, day type, hour) cells of one column into its schedule. */
-export function foldSchedule<C extends string>(cells: Array<ScheduleCell<C>>, column: C, name: string): SeriesSchedule {
+/**
+ * Folds the database's (month, day type, hour) cells of one column, kept in `unit` (from the
+ * series catalogue), into its schedule.
+ */
+export function foldSchedule<C extends string>(
+  cells: Array<ScheduleCell<C>>,
+  column: C,
+  name: string,
+  unit: UnitId,
+): SeriesSchedule {
   const acc = () => Array.from({ length: 24 }, () => ({ sum: 0, count: 0, running: 0 }))
   const hours = { weekday: acc(), weekend: acc() }
   const months = Array.from({ length: 12 }, () => ({ sum: 0, count: 0, running: 0 }))
@@ -63,26 +77,34 @@ export function foldSchedule<C extends string>(cells: Array<ScheduleCell<C>>, co
     count += n
     running += r
   }
-  const mean = (a: { sum: number; count: number }) => (a.count ? (a.sum / a.count) * KW : null)
+  const mean = (a: { sum: number; count: number }) => (a.count ? convertQuarter(a.sum / a.count, unit, POWER) : null)
   const share = (a: { running: number; count: number }) => (a.count ? a.running / a.count : null)
+  const energy = (a: { sum: number; count: number }) => (a.count ? convertQuarter(a.sum, unit, ENERGY) : null)
   return {
     name,
     column,
-    energyKwh: count ? sum : null,
-    runningHours: running / 4,
+    energy: energy({ sum, count }),
+    runningHours: running * QUARTER_HOURS,
     quarters: count,
     profile: { weekday: hours.weekday.map(mean), weekend: hours.weekend.map(mean) },
     runningShare: { weekday: hours.weekday.map(share), weekend: hours.weekend.map(share) },
-    months: months.map((m) => ({ energyKwh: m.count ? m.sum : null, runningHours: m.count ? m.running / 4 : null })),
+    months: months.map((m) => ({ energy: energy(m), runningHours: m.count ? m.running * QUARTER_HOURS : null })),
   }
 }
 
 const hh = (h: number) => `${String(h).padStart(2, '0')}:00`
 
-/** Hours where the share reaches SCHEDULE_SHARE, as ranges: `07:00-19:00`, `always` (`sempre`), `never` (`mai`). */
+/**
+ * Hours where the share reaches SCHEDULE_SHARE, as ranges: `07:00-19:00`, `always` (`sempre`),
+ * `never` (`mai`); no schedule is read from hours that were never measured.
+ */
 export function scheduleRanges(shares: Array<number | null>, lang: Language): string {
   const on = shares.map((s) => s !== null && s >= SCHEDULE_SHARE)
   if (shares.every((s) => s === null)) return lang === 'it' ? 'nessun dato' : 'no data'
+  const measured = shares.filter((s) => s !== null).length
+  if (measured < shares.length) {
+    return lang === 'it' ? `dati incompleti (${measured} ore su 24)` : `incomplete data (${measured} of 24 hours)`
+  }
   if (on.every(Boolean)) return lang === 'it' ? 'sempre' : 'always'
   if (!on.some(Boolean)) return lang === 'it' ? 'mai' : 'never'
   const ranges: string[] = []
@@ -102,14 +124,28 @@ const TEXT = {
     intro: (zone: string, expected: number) =>
       `Ora locale ${zone}, l’intero anno (${expected} quarti d’ora). Una serie è in funzione in un quarto d’ora ` +
       `sopra il ${RUNNING_SHARE * 100} % del proprio picco dell’anno; un’ora fa parte del palinsesto quando la ` +
-      `serie è in funzione in almeno il ${SCHEDULE_SHARE * 100} % dei suoi quarti d’ora. Fine settimana: sabato e domenica.`,
+      `serie è in funzione in almeno il ${SCHEDULE_SHARE * 100} % dei suoi quarti d’ora. Fine settimana: sabato e ` +
+      'domenica. Energia in MWh: somma delle potenze medie dei quarti d’ora misurati (kW) x 0,25 h / 1000. Ore di ' +
+      'funzionamento: quarti d’ora in funzione x 0,25 h. Copertura: quarti d’ora con un valore / quarti d’ora ' +
+      'dell’anno.',
+    coverage: (expected: number, list: string, partial: boolean) =>
+      `Quarti d’ora con dati, sui ${expected} dell’anno: ${list}.` +
+      (partial ? ' Ogni cifra conta solo i quarti d’ora misurati: un quarto d’ora mancante non vale zero.' : ''),
     summary: 'Sintesi',
-    summaryColumns: ['Serie', 'Energia (MWh)', 'Ore di funzionamento', 'Feriali', 'Fine settimana', 'Copertura'],
-    profile: 'Potenza media per ora del giorno (kW)',
+    summaryColumns: (energy: string) => [
+      'Serie',
+      `Energia (${energy})`,
+      'Ore di funzionamento',
+      'Feriali',
+      'Fine settimana',
+      'Copertura',
+    ],
+    profile: (power: string) => `Potenza media per ora del giorno (${power})`,
+    profileNote: 'Media delle potenze medie dei quarti d’ora misurati in quell’ora locale, feriali e festivi a parte.',
     hour: 'Ora',
     weekday: 'feriale',
     weekend: 'festivo',
-    energy: 'Energia per mese (MWh)',
+    energy: (energy: string) => `Energia per mese (${energy})`,
     running: 'Ore di funzionamento per mese',
     month: 'Mese',
     months: ['Gen', 'Feb', 'Mar', 'Apr', 'Mag', 'Giu', 'Lug', 'Ago', 'Set', 'Ott', 'Nov', 'Dic'],
@@ -120,14 +156,27 @@ const TEXT = {
     intro: (zone: string, expected: number) =>
       `Local time ${zone}, the whole year (${expected} quarter hours). A series is running in a quarter hour above ` +
       `${RUNNING_SHARE * 100} % of its own peak of the year; an hour belongs to its schedule when it runs in at ` +
-      `least ${SCHEDULE_SHARE * 100} % of that hour's quarter hours. Weekend is Saturday and Sunday.`,
+      `least ${SCHEDULE_SHARE * 100} % of that hour's quarter hours. Weekend is Saturday and Sunday. Energy in ` +
+      'MWh: the mean powers of the measured quarter hours (kW) x 0.25 h, summed, / 1000. Running hours: running ' +
+      'quarter hours x 0.25 h. Coverage: quarter hours with a value / quarter hours of the year.',
+    coverage: (expected: number, list: string, partial: boolean) =>
+      `Quarter hours with data, of the year's ${expected}: ${list}.` +
+      (partial ? ' Every figure counts the measured quarter hours only: a missing one is never taken as zero.' : ''),
     summary: 'Summary',
-    summaryColumns: ['Series', 'Energy (MWh)', 'Running hours', 'Weekday schedule', 'Weekend schedule', 'Coverage'],
-    profile: 'Mean power by hour of the day (kW)',
+    summaryColumns: (energy: string) => [
+      'Series',
+      `Energy (${energy})`,
+      'Running hours',
+      'Weekday schedule',
+      'Weekend schedule',
+      'Coverage',
+    ],
+    profile: (power: string) => `Mean power by hour of the day (${power})`,
+    profileNote: 'Mean of the quarter-hour mean powers measured in that local hour, weekdays apart from weekends.',
     hour: 'Hour',
     weekday: 'weekday',
     weekend: 'weekend',
-    energy: 'Energy by month (MWh)',
+    energy: (energy: string) => `Energy by month (${energy})`,
     running: 'Running hours by month',
     month: 'Month',
     months: ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'],
@@ -147,17 +196,25 @@ export interface PalinsestiInput {
 export function palinsestiReport({ year, zone, from, to, series, lang }: PalinsestiInput): Block[] {
   const t = TEXT[lang]
   const { num, percent } = numbers(lang)
-  const expected = Math.round((to - from) / QUARTER_MS)
-  const mwh = (kwh: number | null) => (kwh === null ? null : kwh / 1000)
+  const expected = quartersBetween(from, to)
+  const [energy, power] = [unitSymbol(ENERGY), unitSymbol(POWER)]
+  const partial = series.some((s) => s.quarters < expected)
   return [
     heading(1, `${t.title} ${year}`),
     paragraph(t.intro(zone, expected)),
+    paragraph(
+      t.coverage(
+        expected,
+        series.map((s) => `${s.name} ${s.quarters} (${percent(s.quarters, expected)})`).join(', '),
+        partial,
+      ),
+    ),
     heading(2, t.summary),
     table(
-      [...t.summaryColumns],
+      t.summaryColumns(energy),
       series.map((s) => [
         `${s.name} (${s.column})`,
-        num(mwh(s.energyKwh), 2),
+        num(s.energy, 3),
         num(s.runningHours, 2),
         scheduleRanges(s.runningShare.weekday, lang),
         scheduleRanges(s.runningShare.weekend, lang),
@@ -165,7 +222,7 @@ export function palinsestiReport({ year, zone, from, to, series, lang }: Palinse
       ]),
       ['left', 'right', 'right', 'left', 'left', 'right'],
     ),
-    heading(2, t.profile),
+    heading(2, t.profile(power)),
     table(
       [t.hour, ...series.flatMap((s) => [`${s.name} ${t.weekday}`, `${s.name} ${t.weekend}`])],
       Array.from({ length: 24 }, (_, h) => [
@@ -173,10 +230,11 @@ export function palinsestiReport({ year, zone, from, to, series, lang }: Palinse
         ...series.flatMap((s) => [num(s.profile.weekday[h] ?? null, 1), num(s.profile.weekend[h] ?? null, 1)]),
       ]),
     ),
-    heading(2, t.energy),
+    paragraph(t.profileNote),
+    heading(2, t.energy(energy)),
     table(
       [t.month, ...series.map((s) => s.name)],
-      t.months.map((m, i) => [m, ...series.map((s) => num(mwh(s.months[i]!.energyKwh), 2))]),
+      t.months.map((m, i) => [m, ...series.map((s) => num(s.months[i]!.energy, 3))]),
     ),
     heading(2, t.running),
     table(

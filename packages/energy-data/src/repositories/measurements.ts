@@ -1,11 +1,13 @@
 import type pg from 'pg'
-import { AGGREGATIONS, type Aggregation, minBucketMinutes, sliceStep } from '../domain/aggregation.ts'
-import type { DataFormat } from '../domain/formats.ts'
-import { GROUP_COLUMNS, type GroupName } from '../domain/groups.ts'
+import { GROUP_COLUMNS, type GroupName } from '../catalogue/groups.ts'
+import { AGGREGATIONS, type Aggregation, sliceStep } from '../domain/aggregation.ts'
+import type { RowSql, SqlField } from '../export/encoders.ts'
 
 /**
  * Reads of the 15-minute tables, bucketed. Rows come back as `[epoch ms, fields as text]`
- * straight from `pg`, for throughput; the SQL names only identifiers from GROUP_COLUMNS.
+ * straight from `pg`, the text written by the expression the caller's encoding gives (`RowSql`):
+ * this module knows which fields a source has and how to read them, not how they are printed.
+ * The SQL names only identifiers from the series catalogue.
  *
  * A long window is read as consecutive time slices, each one short independent query
  * (`time_15m >= a and time_15m < b`, slice edges on bucket edges). Memory stays flat like with
@@ -19,12 +21,14 @@ export type SeriesSource =
 
 export interface SeriesRequest {
   source: SeriesSource
-  /** The encoding the database writes the fields in (rows come back as `[epoch ms, text]`). */
-  format: DataFormat
   aggregation: Aggregation
   zone: string
   startMs: number
   endMs: number
+  /** `none`: buckets without a stored quarter hour are left out; `null`: every bucket, empty ones with null fields. */
+  fill: 'none' | 'null'
+  /** Adds `coverage`: the share of the bucket's quarter hours that hold a stored row. */
+  coverage: boolean
 }
 
 export interface SeriesPlan {
@@ -33,28 +37,31 @@ export interface SeriesPlan {
   hi: number
   /** Slice edges from lo to hi. */
   edges: number[]
-  /** Upper bound of the rows the window holds. */
+  /** Upper bound of the rows the window holds: buckets x series, exact with `fill=null`. */
   bound: number
 }
 
 const EPOCH_MS = (expr: string) => `(extract(epoch from ${expr}) * 1000)::float8`
 
-/** SQL for the bucket of a timestamptz expression; `$tz` is the placeholder of the zone. */
-function bucketSql(aggregation: Aggregation, expr: string, tz: string): string {
+/** A placeholder of the zone, asked for only by SQL that uses it (an unused parameter is an error). */
+type ZoneParam = () => string
+
+/** SQL for the bucket of a timestamptz expression. */
+function bucketSql(aggregation: Aggregation, expr: string, tz: ZoneParam): string {
   const a = AGGREGATIONS[aggregation]
   if (a.kind === 'fixed') {
     return a.minutes === 60
-      ? `date_trunc('hour', ${expr}, ${tz})`
+      ? `date_trunc('hour', ${expr}, ${tz()})`
       : `date_bin('${a.minutes} minutes', ${expr}, timestamptz '2000-01-01 00:00:00+00')`
   }
-  return `date_trunc('${a.unit}', ${expr}, ${tz})`
+  return `date_trunc('${a.unit}', ${expr}, ${tz()})`
 }
 
 /** The start of the bucket after the one starting at `expr` (local calendar arithmetic for days and longer). */
-function nextBucketSql(aggregation: Aggregation, expr: string, tz: string): string {
+function nextBucketSql(aggregation: Aggregation, expr: string, tz: ZoneParam): string {
   const a = AGGREGATIONS[aggregation]
   if (a.kind === 'fixed') return `(${expr} + interval '${a.minutes} minutes')`
-  return `((${expr} at time zone ${tz}) + interval '${a.step}') at time zone ${tz}`
+  return `((${expr} at time zone ${tz()}) + interval '${a.step}') at time zone ${tz()}`
 }
 
 function seriesCount(source: SeriesSource): number {
@@ -82,15 +89,25 @@ export async function planSeries(pool: pg.Pool, request: SeriesRequest): Promise
       bound: ((hi - lo) / length) * seriesCount(request.source),
     }
   }
+  const zone3 = () => '$3'
+  const local = (expr: string) => `(${expr} at time zone $3)`
+  const buckets =
+    a.kind === 'fixed'
+      ? `extract(epoch from w.hi - w.lo) / ${a.minutes * 60}`
+      : a.unit === 'month'
+        ? `(extract(year from ${local('w.hi')}) * 12 + extract(month from ${local('w.hi')})) -
+           (extract(year from ${local('w.lo')}) * 12 + extract(month from ${local('w.lo')}))`
+        : `(${local('w.hi')}::date - ${local('w.lo')}::date) / ${a.unit === 'week' ? 7 : 1}`
   const series =
     a.kind === 'fixed'
       ? `select ${EPOCH_MS('g')} from generate_series(w.lo, w.hi, interval '${step}') g`
       : `select ${EPOCH_MS('(g at time zone $3)')} from generate_series(w.lo at time zone $3, w.hi at time zone $3, interval '${step}') g`
   const text = `
-    with b as (select ${bucketSql(aggregation, '$1::timestamptz', '$3')} as lo, ${bucketSql(aggregation, '$2::timestamptz', '$3')} as last),
-    w as (select lo, ${nextBucketSql(aggregation, 'last', '$3')} as hi from b)
-    select ${EPOCH_MS('w.lo')} as lo, ${EPOCH_MS('w.hi')} as hi, array(${series}) as edges, $3::text as zone from w`
-  const result = await pool.query<{ lo: number; hi: number; edges: number[] }>(text, [
+    with b as (select ${bucketSql(aggregation, '$1::timestamptz', zone3)} as lo, ${bucketSql(aggregation, '$2::timestamptz', zone3)} as last),
+    w as (select lo, ${nextBucketSql(aggregation, 'last', zone3)} as hi from b)
+    select ${EPOCH_MS('w.lo')} as lo, ${EPOCH_MS('w.hi')} as hi, array(${series}) as edges,
+      (${buckets})::float8 as buckets, $3::text as zone from w`
+  const result = await pool.query<{ lo: number; hi: number; edges: number[]; buckets: number }>(text, [
     new Date(request.startMs),
     new Date(request.endMs),
     request.zone,
@@ -99,12 +116,11 @@ export async function planSeries(pool: pg.Pool, request: SeriesRequest): Promise
   if (!row) throw new Error('window query returned nothing')
   const edges = row.edges.filter((e) => e < row.hi)
   edges.push(row.hi)
-  const buckets = Math.ceil((row.hi - row.lo) / 60_000 / minBucketMinutes(aggregation))
   return {
     lo: row.lo,
     hi: row.hi,
     edges: await trimToData(pool, request, edges),
-    bound: buckets * seriesCount(request.source),
+    bound: Math.round(row.buckets) * seriesCount(request.source),
   }
 }
 
@@ -114,10 +130,11 @@ const TRIM_FROM_SLICES = 16
 /**
  * The slice edges that cover the rows actually stored in the window: a window of centuries
  * would otherwise be thousands of queries over empty ranges. Two index lookups find the first
- * and last stored quarter hour; edges stay on bucket edges.
+ * and last stored quarter hour; edges stay on bucket edges. With `fill=null` every bucket is
+ * answered, stored or not: nothing is trimmed (the row cap bounds such a window).
  */
 async function trimToData(pool: pg.Pool, request: SeriesRequest, edges: number[]): Promise<number[]> {
-  if (edges.length <= TRIM_FROM_SLICES + 1) return edges
+  if (edges.length <= TRIM_FROM_SLICES + 1 || request.fill === 'null') return edges
   const lo = new Date(edges[0] as number)
   const hi = new Date(edges[edges.length - 1] as number)
   const { source } = request
@@ -145,36 +162,6 @@ async function trimToData(pool: pg.Pool, request: SeriesRequest, edges: number[]
   return edges.slice(from, to + 1)
 }
 
-/**
- * The database writes each row's fields as text ready for the chosen format (PostgreSQL prints
- * doubles in their shortest exact form, as JavaScript does): the service only adds the timestamp
- * and joins rows, which keeps large exports close to the speed of COPY.
- */
-function fieldsText(
-  format: DataFormat,
-  fields: Array<{ name: string; sql: string; kind: 'number' | 'integer' | 'string' }>,
-) {
-  const missing = format === 'raw' ? "'null'" : "''"
-  const separator = format === 'txt' ? "E'\\t'" : "','"
-  const parts = fields.map((f) => {
-    let value: string
-    if (f.kind === 'number') {
-      // NaN and infinities are not JSON numbers: written as missing values everywhere
-      value = `case when ${f.sql} > '-Infinity'::float8 and ${f.sql} < 'Infinity'::float8 then (${f.sql})::text else ${missing} end`
-    } else if (f.kind === 'integer') {
-      value = `coalesce((${f.sql})::text, ${missing})`
-    } else if (format === 'raw') {
-      value = `coalesce(to_json(${f.sql})::text, 'null')`
-    } else if (format === 'csv') {
-      value = `coalesce(case when ${f.sql} ~ '[",\r\n]' then '"' || replace(${f.sql}, '"', '""') || '"' else ${f.sql} end, '')`
-    } else {
-      value = `coalesce(translate(${f.sql}, E'\t\r\n', '   '), '')`
-    }
-    return format === 'raw' ? `'"${f.name}":' || ${value}` : value
-  })
-  return parts.join(` || ${format === 'raw' ? "','" : separator} || `)
-}
-
 interface SliceSql {
   /** Without its `order by`, so it can be counted. */
   text: string
@@ -182,69 +169,146 @@ interface SliceSql {
   values: (lo: Date, hi: Date) => unknown[]
 }
 
-function sliceSql(request: SeriesRequest): SliceSql {
-  const { source, aggregation, zone } = request
-  const meterFields = (sqls: string[]) =>
-    fieldsText(request.format, [
-      { name: 'meter_id', sql: sqls[0] as string, kind: 'integer' },
-      { name: 'avg_value', sql: sqls[1] as string, kind: 'number' },
-      { name: 'min_value', sql: sqls[2] as string, kind: 'number' },
-      { name: 'max_value', sql: sqls[3] as string, kind: 'number' },
-      { name: 'sum_value', sql: sqls[4] as string, kind: 'number' },
-      { name: 'count_value', sql: sqls[5] as string, kind: 'integer' },
-      { name: 'tag', sql: sqls[6] as string, kind: 'string' },
-    ])
+const METER_FIELDS = [
+  { name: 'meter_id', kind: 'integer' },
+  { name: 'avg_value', kind: 'number' },
+  { name: 'min_value', kind: 'number' },
+  { name: 'max_value', kind: 'number' },
+  { name: 'sum_value', kind: 'number' },
+  { name: 'count_value', kind: 'integer' },
+  { name: 'tag', kind: 'string' },
+] as const
+
+/** The fields after `time_15m` of the rows of a request, in order. */
+export function seriesFields(request: Pick<SeriesRequest, 'source' | 'coverage'>): string[] {
+  const { source } = request
+  const fields = source.kind === 'group' ? [...GROUP_COLUMNS[source.group]] : METER_FIELDS.map((f) => f.name)
+  return request.coverage ? [...fields, 'coverage'] : fields
+}
+
+/** Quarter hours the bucket starting at `b` spans: 1, 2 or 4; 92, 96 or 100 for a local day; and so on. */
+function quartersSql(aggregation: Aggregation, b: string, tz: ZoneParam): string {
+  const a = AGGREGATIONS[aggregation]
+  if (a.kind === 'fixed') return `${a.minutes / 15}`
+  return `(extract(epoch from (${nextBucketSql(aggregation, b, tz)}) - ${b}) / 900)`
+}
+
+/** Every bucket start in `[$1, $2)` (slice edges lie on bucket edges). */
+function bucketSeriesSql(aggregation: Aggregation, zone: ZoneParam): string {
+  const a = AGGREGATIONS[aggregation]
+  if (a.kind === 'fixed') {
+    return `select generate_series($1::timestamptz, $2::timestamptz - interval '${a.minutes} minutes', interval '${a.minutes} minutes') as b`
+  }
+  const tz = zone()
+  return `select g at time zone ${tz} as b
+    from generate_series($1::timestamptz at time zone ${tz}, $2::timestamptz at time zone ${tz}, interval '${a.step}') g
+    where g at time zone ${tz} < $2::timestamptz`
+}
+
+/**
+ * The query of one slice. The default shape (no fill, no coverage) is the plain grouped read;
+ * `coverage` adds the share of measured quarter hours per bucket; `fill=null` walks every bucket
+ * of the slice (and every meter) and joins what is stored.
+ */
+function sliceSql(request: SeriesRequest, rowSql: RowSql): SliceSql {
+  const { source, aggregation, zone, fill, coverage } = request
   const raw = aggregation === '15 m'
+  const extra: unknown[] = []
+  const param = (value: unknown) => {
+    extra.push(value)
+    return `$${extra.length + 2}`
+  }
+  let tzParam: string | undefined
+  const tz = () => {
+    tzParam ??= param(zone)
+    return tzParam
+  }
+  const covered = (count: string, b: string) =>
+    coverage
+      ? [{ name: 'coverage', sql: `(${count})::float8 / ${quartersSql(aggregation, b, tz)}`, kind: 'number' as const }]
+      : []
+  const values = (lo: Date, hi: Date) => [lo, hi, ...extra]
+
   if (source.kind === 'group') {
     const columns = GROUP_COLUMNS[source.group]
     const table = `${source.group}_15m`
-    const fields = (wrap: (c: string) => string) =>
-      fieldsText(
-        request.format,
-        columns.map((c) => ({ name: c, sql: wrap(c), kind: 'number' as const })),
-      )
-    const text = raw
-      ? `select ${EPOCH_MS('time_15m')}, ${fields((c) => c)} from ${table}
-         where time_15m >= $1 and time_15m < $2`
-      : `select ${EPOCH_MS('b')}, ${fields((c) => `avg(${c})`)}
-         from (select ${bucketSql(aggregation, 'time_15m', '$3')} as b, ${columns.join(', ')} from ${table}
+    const fields = (wrap: (c: string) => string, count: string, b: string) =>
+      rowSql([...columns.map((c): SqlField => ({ name: c, sql: wrap(c), kind: 'number' })), ...covered(count, b)])
+    const stored = raw
+      ? `select time_15m as b, ${columns.join(', ')}, 1 as n from ${table} where time_15m >= $1 and time_15m < $2`
+      : `select b, ${columns.map((c) => `avg(${c}) as ${c}`).join(', ')}, count(*) as n
+         from (select ${bucketSql(aggregation, 'time_15m', tz)} as b, ${columns.join(', ')} from ${table}
                where time_15m >= $1 and time_15m < $2) s
          group by b`
-    const zoned = text.includes('$3')
-    return { text, order: raw ? 'time_15m' : 'b', values: zoned ? (lo, hi) => [lo, hi, zone] : (lo, hi) => [lo, hi] }
+    if (fill === 'null') {
+      const text = `select ${EPOCH_MS('k.b')}, ${fields((c) => `x.${c}`, 'coalesce(x.n, 0)', 'k.b')}
+        from (${bucketSeriesSql(aggregation, tz)}) k left join (${stored}) x on x.b = k.b`
+      return { text, order: 'k.b', values }
+    }
+    const text = raw
+      ? `select ${EPOCH_MS('time_15m')}, ${fields((c) => c, '1', 'time_15m')} from ${table}
+         where time_15m >= $1 and time_15m < $2`
+      : `select ${EPOCH_MS('b')}, ${fields((c) => `avg(${c})`, 'count(*)', 'b')}
+         from (select ${bucketSql(aggregation, 'time_15m', tz)} as b, ${columns.join(', ')} from ${table}
+               where time_15m >= $1 and time_15m < $2) s
+         group by b`
+    return { text, order: raw ? 'time_15m' : 'b', values }
   }
-  const filter = 'meter_id = any($3::int[]) and tag = any($4::text[]) and time_15m >= $1 and time_15m < $2'
+
+  const ids = param([...source.ids])
+  const tags = param([...source.tags])
+  const filter = `meter_id = any(${ids}::int[]) and tag = any(${tags}::text[]) and time_15m >= $1 and time_15m < $2`
+  const meterFields = (sqls: string[], count: string, b: string) =>
+    rowSql([...METER_FIELDS.map((f, i): SqlField => ({ ...f, sql: sqls[i] as string })), ...covered(count, b)])
+  const aggregated = [
+    `coalesce(
+       sum(sum_value) filter (where sum_value is not null and count_value > 0)
+         / nullif(sum(count_value) filter (where sum_value is not null and count_value > 0), 0),
+       avg(avg_value))`,
+    'min(min_value)',
+    'max(max_value)',
+    'sum(sum_value)',
+    'sum(count_value)',
+    "case when min(tag) = max(tag) then min(tag) else 'mixed' end",
+  ]
+  const stored = raw
+    ? `select time_15m as b, meter_id, avg_value, min_value, max_value, sum_value, count_value, tag, 1 as n
+       from data_15m where ${filter}`
+    : `select b, meter_id, ${aggregated.map((sql, i) => `${sql} as ${METER_FIELDS[i + 1]?.name}`).join(', ')}, count(*) as n
+       from (select ${bucketSql(aggregation, 'time_15m', tz)} as b, * from data_15m where ${filter}) s
+       group by b, meter_id`
+  if (fill === 'null') {
+    // an empty bucket holds no sample: count_value 0, the statistics and the tag null
+    const text = `select ${EPOCH_MS('k.b')}, ${meterFields(
+      [
+        'm.id',
+        'x.avg_value',
+        'x.min_value',
+        'x.max_value',
+        'x.sum_value',
+        'case when x.n is null then 0 else x.count_value end',
+        'x.tag',
+      ],
+      'coalesce(x.n, 0)',
+      'k.b',
+    )}
+      from (${bucketSeriesSql(aggregation, tz)}) k cross join unnest(${ids}::int[]) m(id)
+      left join (${stored}) x on x.b = k.b and x.meter_id = m.id`
+    return { text, order: 'k.b, m.id', values }
+  }
   const text = raw
     ? `select ${EPOCH_MS('time_15m')},
-         ${meterFields(['meter_id', 'avg_value', 'min_value', 'max_value', 'sum_value', 'count_value', 'tag'])}
+         ${meterFields(['meter_id', 'avg_value', 'min_value', 'max_value', 'sum_value', 'count_value', 'tag'], '1', 'time_15m')}
        from data_15m where ${filter}`
-    : `select ${EPOCH_MS('b')},
-         ${meterFields([
-           'meter_id',
-           `coalesce(
-              sum(sum_value) filter (where sum_value is not null and count_value > 0)
-                / nullif(sum(count_value) filter (where sum_value is not null and count_value > 0), 0),
-              avg(avg_value))`,
-           'min(min_value)',
-           'max(max_value)',
-           'sum(sum_value)',
-           'sum(count_value)',
-           "case when min(tag) = max(tag) then min(tag) else 'mixed' end",
-         ])}
-       from (select ${bucketSql(aggregation, 'time_15m', '$5')} as b, * from data_15m where ${filter}) s
+    : `select ${EPOCH_MS('b')}, ${meterFields(['meter_id', ...aggregated], 'count(*)', 'b')}
+       from (select ${bucketSql(aggregation, 'time_15m', tz)} as b, * from data_15m where ${filter}) s
        group by b, meter_id`
-  const ids = [...source.ids]
-  const tags = [...source.tags]
-  return {
-    text,
-    order: raw ? 'time_15m, meter_id' : 'b, meter_id',
-    values: text.includes('$5') ? (lo, hi) => [lo, hi, ids, tags, zone] : (lo, hi) => [lo, hi, ids, tags],
-  }
+  return { text, order: raw ? 'time_15m, meter_id' : 'b, meter_id', values }
 }
 
 /** Exact number of rows the request returns (asked only when the bound exceeds the cap). */
 export async function countSeries(pool: pg.Pool, request: SeriesRequest, plan: SeriesPlan): Promise<number> {
-  const { text, values } = sliceSql(request)
+  const { text, values } = sliceSql(request, (fields) => fields.map(() => "''").join(' || '))
   const result = await pool.query<{ n: number }>(
     `select count(*)::float8 as n from (${text}) x`,
     values(new Date(plan.lo), new Date(plan.hi)),
@@ -257,8 +321,9 @@ export async function* readSeries(
   pool: pg.Pool,
   request: SeriesRequest,
   plan: SeriesPlan,
+  rowSql: RowSql,
 ): AsyncGenerator<Array<[number, string]>, void, undefined> {
-  const { text: body, order, values } = sliceSql(request)
+  const { text: body, order, values } = sliceSql(request, rowSql)
   const text = `${body} order by ${order}`
   const slices: Array<[number, number]> = []
   for (let i = 0; i + 1 < plan.edges.length; i++) {

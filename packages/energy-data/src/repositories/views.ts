@@ -4,8 +4,8 @@
  * the range, except the 7-day 15-minute chart series (672 rows).
  */
 import { type Kysely, type RawBuilder, sql } from 'kysely'
+import type { GroupColumn, GroupName } from '../catalogue/groups.ts'
 import type { EnergyDatabase } from '../db/schema.ts'
-import type { GroupColumn, GroupName } from '../domain/groups.ts'
 
 type Db = Kysely<EnergyDatabase>
 type Column<G extends GroupName> = GroupColumn<G>
@@ -17,6 +17,22 @@ const ts = (instant: number) => new Date(instant).toISOString()
 export async function latestQuarter(db: Db, group: GroupName): Promise<number | undefined> {
   const { rows } = await sql<{ latest: Date | null }>`select max(time_15m) as latest from ${table(group)}`.execute(db)
   return rows[0]?.latest?.getTime() ?? undefined
+}
+
+/** Newest quarter hour present in any of the groups' tables. */
+export async function latestQuarterOf(db: Db, groups: readonly GroupName[]): Promise<number | undefined> {
+  const latest = await Promise.all(groups.map((g) => latestQuarter(db, g)))
+  const present = latest.filter((t): t is number => t !== undefined)
+  return present.length ? Math.max(...present) : undefined
+}
+
+/** Whether any of the groups' tables holds a quarter hour in `[from, to)`. */
+export async function holdsData(db: Db, groups: readonly GroupName[], from: number, to: number): Promise<boolean> {
+  const { rows } = await sql<{ found: boolean }>`select ${sql.join(
+    groups.map((g) => sql`exists (select 1 from ${table(g)} where time_15m >= ${ts(from)} and time_15m < ${ts(to)})`),
+    sql` or `,
+  )} as found`.execute(db)
+  return rows[0]?.found ?? false
 }
 
 /** Newest quarter hour of one meter in the per-meter table. */
@@ -109,7 +125,7 @@ function summaryColumns(column: string, zone: string): RawBuilder<unknown> {
   ])
 }
 
-/** Count, sum, mean, min, max (and when), night baseline of each column over `from <= time_15m <= to`. */
+/** Count, sum, mean, min, max (and when), night baseline of each column over `from <= time_15m < to`. */
 export async function columnSummaries<G extends GroupName, C extends Column<G>>(
   db: Db,
   group: G,
@@ -121,7 +137,7 @@ export async function columnSummaries<G extends GroupName, C extends Column<G>>(
   const { rows } = await sql<Record<string, unknown>>`
     select count(*) as quarters, ${sql.join(columns.map((c) => summaryColumns(c, zone)))}
     from ${table(group)}
-    where time_15m >= ${ts(from)} and time_15m <= ${ts(to)}`.execute(db)
+    where time_15m >= ${ts(from)} and time_15m < ${ts(to)}`.execute(db)
   const row = rows[0] ?? {}
   const num = (key: string) => (row[key] as number | null | undefined) ?? null
   const summaries = {} as Record<C, ColumnSummary>
@@ -147,11 +163,10 @@ export interface BalanceTotals {
   selfConsumed: number | null
   surplus: number | null
   gridWithdrawal: number | null
-  measuredSurplus: number | null
 }
 
 /**
- * Energy balance of the Aule P building over `from <= time_15m <= to`, quarter hour by quarter
+ * Energy balance of the Aule P building over `from <= time_15m < to`, quarter hour by quarter
  * hour: PV used on site is min(production, consumption), the rest of the production is surplus,
  * the rest of the consumption comes from the grid. Quarters missing either value are left out.
  */
@@ -165,10 +180,9 @@ export async function aulepBalance(db: Db, from: number, to: number): Promise<Ba
       sql<number | null>`sum(least(tot_pv_prod, consumo_aula_1p))`.as('selfConsumed'),
       sql<number | null>`sum(greatest(tot_pv_prod - consumo_aula_1p, 0))`.as('surplus'),
       sql<number | null>`sum(greatest(consumo_aula_1p - tot_pv_prod, 0))`.as('gridWithdrawal'),
-      sql<number | null>`sum(surplus_pv)`.as('measuredSurplus'),
     ])
     .where('time_15m', '>=', new Date(from))
-    .where('time_15m', '<=', new Date(to))
+    .where('time_15m', '<', new Date(to))
     .where('tot_pv_prod', 'is not', null)
     .where('consumo_aula_1p', 'is not', null)
     .executeTakeFirstOrThrow()
@@ -216,7 +230,8 @@ export interface MeterStats {
   minAt: number | null
   max: number | null
   maxAt: number | null
-  sum: number | null
+  /** Sum of the quarter-hour values (`avg_value`). */
+  total: number | null
   /** Longest distance between two consecutive quarter hours present, in milliseconds. */
   longestStep: number | null
   tags: Record<string, number>
@@ -225,35 +240,43 @@ export interface MeterStats {
 export interface MeterDay {
   day: string
   quarters: number
+  /** Mean of the raw samples (weighted by their count). */
   mean: number | null
   min: number | null
   max: number | null
-  sum: number | null
+  /** Sum of the quarter-hour values (`avg_value`). */
+  total: number | null
 }
 
-/** Statistics of one meter over `from <= time_15m <= to`; the mean is weighted by the sample counts. */
+/** The mean of the raw samples behind a set of quarter hours: their values weighted by sample counts. */
+const WEIGHTED_MEAN = `coalesce(
+  sum(avg_value * count_value) filter (where count_value > 0)
+    / nullif(sum(count_value) filter (where avg_value is not null and count_value > 0), 0),
+  avg(avg_value))`
+
+/** Statistics of one meter over `from <= time_15m < to`; the mean is weighted by the sample counts. */
 export async function meterStats(db: Db, meterId: number, from: number, to: number): Promise<MeterStats> {
   const { rows } = await sql<Record<string, unknown>>`
     select count(*) as quarters,
       sum(count_value) as samples,
-      coalesce(sum(avg_value * count_value) filter (where count_value > 0) / nullif(sum(count_value) filter (where avg_value is not null and count_value > 0), 0), avg(avg_value)) as mean,
+      ${sql.raw(WEIGHTED_MEAN)} as mean,
       min(min_value) as min,
       (array_agg(time_15m order by min_value, time_15m) filter (where min_value is not null))[1] as min_at,
       max(max_value) as max,
       (array_agg(time_15m order by max_value desc, time_15m) filter (where max_value is not null))[1] as max_at,
-      sum(sum_value) as sum,
+      sum(avg_value) as total,
       extract(epoch from max(step)) * 1000 as longest_step
     from (
       select *, time_15m - lag(time_15m) over (order by time_15m) as step
       from data_15m
-      where meter_id = ${meterId} and time_15m >= ${ts(from)} and time_15m <= ${ts(to)}
+      where meter_id = ${meterId} and time_15m >= ${ts(from)} and time_15m < ${ts(to)}
     ) d`.execute(db)
   const tags = await db
     .selectFrom('data_15m')
     .select(['tag', sql<number>`count(*)`.as('quarters')])
     .where('meter_id', '=', meterId)
     .where('time_15m', '>=', new Date(from))
-    .where('time_15m', '<=', new Date(to))
+    .where('time_15m', '<', new Date(to))
     .groupBy('tag')
     .orderBy('tag')
     .execute()
@@ -267,7 +290,7 @@ export async function meterStats(db: Db, meterId: number, from: number, to: numb
     minAt: row.min_at ? (row.min_at as Date).getTime() : null,
     max: num('max'),
     maxAt: row.max_at ? (row.max_at as Date).getTime() : null,
-    sum: num('sum'),
+    total: num('total'),
     longestStep: num('longest_step'),
     tags: Object.fromEntries(tags.map((t) => [t.tag, Number(t.quarters)])),
   }
@@ -277,9 +300,9 @@ export async function meterStats(db: Db, meterId: number, from: number, to: numb
 export async function meterDays(db: Db, meterId: number, from: number, to: number, zone: string): Promise<MeterDay[]> {
   const { rows } = await sql<Record<string, unknown>>`
     select to_char(time_15m at time zone ${zone}, 'YYYY-MM-DD') as day, count(*) as quarters,
-      avg(avg_value) as mean, min(min_value) as min, max(max_value) as max, sum(sum_value) as sum
+      ${sql.raw(WEIGHTED_MEAN)} as mean, min(min_value) as min, max(max_value) as max, sum(avg_value) as total
     from data_15m
-    where meter_id = ${meterId} and time_15m >= ${ts(from)} and time_15m <= ${ts(to)}
+    where meter_id = ${meterId} and time_15m >= ${ts(from)} and time_15m < ${ts(to)}
     group by 1
     order by 1`.execute(db)
   return rows.map((r) => ({
@@ -288,7 +311,7 @@ export async function meterDays(db: Db, meterId: number, from: number, to: numbe
     mean: (r.mean as number | null) ?? null,
     min: (r.min as number | null) ?? null,
     max: (r.max as number | null) ?? null,
-    sum: (r.sum as number | null) ?? null,
+    total: (r.total as number | null) ?? null,
   }))
 }
 

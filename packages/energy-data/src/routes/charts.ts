@@ -2,8 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import type { Kysely } from 'kysely'
 import Type from 'typebox'
-import { buildChart, CHART_NAMES, type ChartName } from '../charts/charts.ts'
-import { DAILY_DAYS, SERIES_DAYS } from '../charts/windows.ts'
+import { buildChart, CHART_NAMES, type ChartName, DAILY_DAYS, SERIES_DAYS } from '../charts/charts.ts'
 import { sendCached } from '../dashboard/http-cache.ts'
 import type { EnergyDatabase } from '../db/schema.ts'
 import {
@@ -16,44 +15,47 @@ import {
   ValidationErrorBody,
 } from './chart-report-schemas.ts'
 
-const WINDOW_NOTE =
-  'The window ends with the newest quarter hour stored for the chart (now when there is none), so a late feed ' +
-  'never empties the chart. Timestamps are `time_15m`, the start of each quarter hour; labels are local time in ' +
-  'Europe/Rome. A quarter hour (or day) without data is `null` and drawn as a gap, never as zero.'
+const windowNote = (zone: string) =>
+  'The window ends with the newest quarter hour stored for the chart (now when there is none): when the data ' +
+  'stops before today the chart shows the last days it holds, and its subtitle says which. Timestamps are ' +
+  `\`time_15m\`, the start of each quarter hour; labels are local time in ${zone} (ENERGY_TIMEZONE); the x axis ` +
+  'ticks at local midnights. A quarter hour (or day) without data is `null` and drawn as a gap, never as zero. ' +
+  'Units come from the series catalogue (see the `/data` row schemas).'
 
 const DESCRIPTIONS: Record<ChartName, { summary: string; description: string }> = {
   fotovoltaico: {
-    summary: 'Photovoltaic production per plant (stacked area, 7 days, 15 min)',
+    summary: 'Photovoltaic production per plant in kW (stacked area, 7 days, 15 min)',
     description:
       `Stacked area of the mean power of each photovoltaic plant (Aule P, Aule R, Castelfidardo, Cittadella, ` +
       `Energy Center, I3P: the \`tot_pv_*\` plant columns of the pv group) over the last ${SERIES_DAYS} days ` +
-      'in 15-minute detail (672 points). The pv group stores kWh per quarter hour; kW = kWh x 4 (the mean power ' +
-      'over the quarter hour). The top of the stack is the campus total.',
+      'in 15-minute detail (672 points). The pv columns hold the mean kW of each quarter hour: drawn as they ' +
+      'are. The top of the stack is the campus total.',
   },
   bilancio: {
     summary: 'PV production and grid withdrawal in kW (stacked area, 7 days, 15 min)',
     description:
       'Energy balance of the Aule P building, the building metered for both production and consumption ' +
-      `(aulep group), over the last ${SERIES_DAYS} days in 15-minute detail: a stacked area of PV production ` +
-      '(`tot_pv_prod`) and grid withdrawal (`max(consumo_aula_1p - tot_pv_prod, 0)` in each quarter hour), ' +
-      'with the building consumption (`consumo_aula_1p`) drawn as a dashed line on its own stack; where the ' +
-      'stack rises above the line, PV is feeding surplus to the grid. kWh per quarter hour x 4 = kW.',
+      `(aulep group, mean kW per quarter hour), over the last ${SERIES_DAYS} days in 15-minute detail: a stacked ` +
+      'area of PV production (`tot_pv_prod`) and grid withdrawal (`max(consumo_aula_1p - tot_pv_prod, 0)` in each ' +
+      'quarter hour), with the building consumption (`consumo_aula_1p`) drawn as a dashed line on its own stack; ' +
+      'where the stack rises above the line, PV is feeding surplus to the grid.',
   },
   acqua: {
-    summary: 'Daily water use (columns, 30 days)',
+    summary: 'Daily water use in m³ (columns, 30 days)',
     description:
-      `Columns of the daily water volume (m³) over the last ${DAILY_DAYS} complete local days (Europe/Rome ` +
-      'midnight to midnight, so DST days hold 23 or 25 hours): the main site meter (`tot_sede_centrale`) and, ' +
-      'beside it, the sum of the five drinking fountains (`tot_font_*`). A day still in progress is left out ' +
-      'rather than drawn as a short column.',
+      `Columns of the daily water volume (m³) over the last ${DAILY_DAYS} complete local days holding data ` +
+      '(midnight to midnight in the service zone, so DST days hold 23 or 25 hours): the main site meter ' +
+      '(`tot_sede_centrale`) and, beside it, the sum of the five drinking fountains (`tot_font_*`). The water ' +
+      "columns hold the volume of each quarter hour: a day's column adds up its measured quarter hours. A day " +
+      'still in progress is left out rather than drawn as a short column.',
   },
   fontanelle: {
-    summary: 'Drinking fountain draw-off per fountain (stacked area, 7 days, 15 min)',
+    summary: 'Drinking fountain draw-off per fountain in L/h (stacked area, 7 days, 15 min)',
     description:
-      'The spec describes this chart with the words of the balance chart; it draws the drinking fountains the ' +
-      `same way: a stacked area of the flow of each fountain (\`tot_font_*\` of the water group) over the last ` +
-      `${SERIES_DAYS} days in 15-minute detail. The water group stores m³ per quarter hour; L/h = m³ x 4000. ` +
-      'A fountain flowing at night or at weekends stands out at a glance.',
+      'The contract describes this chart with the words of the balance chart; it draws the drinking fountains ' +
+      `the same way: a stacked area of the flow of each fountain (\`tot_font_*\` of the water group) over the last ` +
+      `${SERIES_DAYS} days in 15-minute detail. The water columns hold the m³ of each quarter hour, drawn as the ` +
+      'mean flow over it in L/h (m³ x 1000 / 0.25 h). A fountain flowing at night or at weekends stands out.',
   },
 }
 
@@ -95,7 +97,10 @@ const ChartConfigBody = Type.Object(
   },
 )
 
-export async function chartRoutes(parent: FastifyInstance, options: { db: Kysely<EnergyDatabase> }): Promise<void> {
+export async function chartRoutes(
+  parent: FastifyInstance,
+  options: { db: Kysely<EnergyDatabase>; zone: string; now: () => number },
+): Promise<void> {
   const app = parent.withTypeProvider<TypeBoxTypeProvider>()
   for (const name of CHART_NAMES) {
     app.get(
@@ -105,7 +110,7 @@ export async function chartRoutes(parent: FastifyInstance, options: { db: Kysely
         schema: {
           tags: ['Chart'],
           summary: DESCRIPTIONS[name].summary,
-          description: `${DESCRIPTIONS[name].description}\n\n${WINDOW_NOTE}\n\n${CACHING_NOTE}`,
+          description: `${DESCRIPTIONS[name].description}\n\n${windowNote(options.zone)}\n\n${CACHING_NOTE}`,
           querystring: Type.Object({ lang: Type.Optional(Lang) }),
           response: {
             200: cached(ChartConfigBody),
@@ -116,7 +121,11 @@ export async function chartRoutes(parent: FastifyInstance, options: { db: Kysely
         },
       },
       async (request, reply) => {
-        const config = await buildChart(options.db, name, { lang: request.query.lang ?? 'it' })
+        const config = await buildChart(options.db, name, {
+          lang: request.query.lang ?? 'it',
+          zone: options.zone,
+          now: options.now(),
+        })
         return sendCached(request, reply, JSON.stringify(config), 'application/json; charset=utf-8')
       },
     )

@@ -3,12 +3,18 @@ import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
+import type { Kysely } from 'kysely'
+import Negotiator from 'negotiator'
 import Type from 'typebox'
-import { CHART_NAMES } from '../charts/charts.ts'
+import { CHART_GROUPS, CHART_NAMES, type ChartName } from '../charts/charts.ts'
+import { LANGUAGES, type Language } from '../charts/i18n.ts'
 import { sendCached } from '../dashboard/http-cache.ts'
-import { dashboardPage } from '../dashboard/page.ts'
+import { type DataStatus, dashboardPage } from '../dashboard/page.ts'
+import type { EnergyDatabase } from '../db/schema.ts'
+import { DAY_MS, QUARTER_MS } from '../domain/time.ts'
 import { DetailError } from '../errors.ts'
-import { cached, Lang, NotFoundBody, NotModified, PUBLIC_ROUTE, ValidationErrorBody } from './chart-report-schemas.ts'
+import { latestQuarter } from '../repositories/views.ts'
+import { cached, NotFoundBody, NotModified, PUBLIC_ROUTE, ValidationErrorBody } from './chart-report-schemas.ts'
 
 /** Scripts, styles, data and images from this origin only; nothing inline, no frames, no forms elsewhere. */
 export const DASHBOARD_CSP = [
@@ -56,10 +62,45 @@ const PageBody = {
   content: { 'text/html': { schema: Type.String() } },
 }
 
-export async function dashboardRoutes(parent: FastifyInstance): Promise<void> {
+/** The page's language parameter: no default, `Accept-Language` decides without it. */
+const PageLang = Type.Enum([...LANGUAGES], {
+  title: 'Language',
+  type: 'string',
+  description:
+    'Language of the page and its charts: `it` or `en`. Without it, the one `Accept-Language` prefers; Italian when ' +
+    'it names neither.',
+})
+
+/** `lang` when given, else the language `Accept-Language` prefers among ours, else Italian. */
+export function pageLanguage(lang: Language | undefined, acceptLanguage: string | undefined): Language {
+  if (lang) return lang
+  const preferred = new Negotiator({ headers: { 'accept-language': acceptLanguage ?? '' } }).language([...LANGUAGES])
+  return (LANGUAGES as readonly string[]).includes(preferred ?? '') ? (preferred as Language) : 'it'
+}
+
+/** How far each chart's table reaches, and whether that is more than a day ago. */
+async function dataStatus(db: Kysely<EnergyDatabase>, zone: string, now: number): Promise<DataStatus> {
+  const groups = [...new Set(Object.values(CHART_GROUPS))]
+  const latest = new Map(await Promise.all(groups.map(async (g) => [g, await latestQuarter(db, g)] as const)))
+  const until = {} as Record<ChartName, number | undefined>
+  const stale = {} as Record<ChartName, boolean>
+  for (const name of CHART_NAMES) {
+    const newest = latest.get(CHART_GROUPS[name])
+    until[name] = newest === undefined ? undefined : newest + QUARTER_MS
+    stale[name] = until[name] === undefined || now - (until[name] as number) > DAY_MS
+  }
+  return { until, stale, zone }
+}
+
+export interface DashboardRoutesOptions {
+  db: Kysely<EnergyDatabase>
+  zone: string
+  now: () => number
+}
+
+export async function dashboardRoutes(parent: FastifyInstance, options: DashboardRoutesOptions): Promise<void> {
   const app = parent.withTypeProvider<TypeBoxTypeProvider>()
   const assets = loadAssets()
-  const pages = { it: dashboardPage('it', CHART_NAMES), en: dashboardPage('en', CHART_NAMES) }
 
   app.get(
     '/dashboard',
@@ -71,15 +112,18 @@ export async function dashboardRoutes(parent: FastifyInstance): Promise<void> {
         description:
           'An HTML page drawing `/chart/fotovoltaico`, `/chart/bilancio`, `/chart/acqua` and `/chart/fontanelle` ' +
           'with Chart.js served by this service (no third-party assets; CSP: scripts, styles and requests to this ' +
-          'origin only, no inline code). `lang` chooses the language of the page and of the charts; the page ' +
-          'links to the other language.',
-        querystring: Type.Object({ lang: Type.Optional(Lang) }),
+          'origin only, no inline code). The language follows `Accept-Language` (Italian or English, Italian ' +
+          'otherwise); `lang` overrides it, and the page links to the other language. Under each chart: how far ' +
+          'its data reaches; when that is more than a day ago, a warning on top.',
+        querystring: Type.Object({ lang: Type.Optional(PageLang) }),
         response: { 200: cached(PageBody), 304: NotModified, 404: NotFoundBody, 422: ValidationErrorBody },
       },
     },
     async (request, reply) => {
       reply.headers(SECURITY_HEADERS)
-      return sendCached(request, reply, pages[request.query.lang ?? 'it'], 'text/html; charset=utf-8')
+      const lang = pageLanguage(request.query.lang, request.headers['accept-language'])
+      const page = dashboardPage(lang, CHART_NAMES, await dataStatus(options.db, options.zone, options.now()))
+      return sendCached(request, reply, page, 'text/html; charset=utf-8', { vary: 'Accept-Language' })
     },
   )
 

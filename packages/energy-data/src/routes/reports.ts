@@ -1,15 +1,22 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Kysely } from 'kysely'
+import Negotiator from 'negotiator'
 import Type from 'typebox'
 import { LANGUAGES } from '../charts/i18n.ts'
 import { sendCached } from '../dashboard/http-cache.ts'
 import type { EnergyDatabase } from '../db/schema.ts'
-import { DATETIME_PATTERN } from '../reports/datetime-input.ts'
 import { type Block, REPORT_FORMATS, type ReportFormat, renderReport } from '../reports/document.ts'
-import { DEFAULT_REPORT_DAYS, MAX_REPORT_DAYS } from '../reports/report-window.ts'
-import { buildMeterReport, buildPalinsestiReport, buildPvReport, buildWaterReport } from '../reports/reports.ts'
-import { DEFAULT_ZONE } from '../reports/zoned-time.ts'
+import {
+  buildMeterReport,
+  buildPalinsestiReport,
+  buildPvReport,
+  buildWaterReport,
+  DEFAULT_METER_DAYS,
+  DEFAULT_REPORT_DAYS,
+  MAX_REPORT_DAYS,
+  type ReportContext,
+} from '../reports/reports.ts'
 import {
   CACHING_NOTE,
   cached,
@@ -20,39 +27,38 @@ import {
   ValidationErrorBody,
 } from './chart-report-schemas.ts'
 
-const bound = (which: 'start' | 'end') =>
+const bound = (which: 'start' | 'end', defaultDays: number) =>
   Type.Optional(
     Type.String({
-      pattern: DATETIME_PATTERN,
       description:
-        `${which === 'start' ? 'First' : 'Last'} instant covered (inclusive). ` +
-        '`YYYY-MM-DD`, `YYYY-MM-DDThh:mm[:ss]` or `YYYY-MM-DD hh:mm[:ss]`, optionally with an offset ' +
-        '(`Z`, `+01:00`). Without an offset it is local time in `timezone`.' +
+        `${which === 'start' ? 'First' : 'Last'} instant covered. ` +
+        '`YYYY-MM-DD hh:mm:ss` in UTC (also `T`, a date alone, or ISO 8601 with `Z` or an offset such as `+01:00`), ' +
+        'read as on every endpoint. The report covers whole local days of `timezone`: from the day holding ' +
+        '`start_datetime` to the day holding `end_datetime`. ' +
         (which === 'end'
-          ? ' A date alone covers that whole local day. Default: the newest quarter hour stored.'
-          : ` Default: ${DEFAULT_REPORT_DAYS} days before the end (672 quarter hours with the end).`),
-      examples: [which === 'start' ? '2025-10-20T00:00:00' : '2025-10-26'],
+          ? 'Default: the newest complete local day holding data.'
+          : `Default: ${defaultDays} days ending with the end day.`),
+      examples: [which === 'start' ? '2025-10-20T00:00:00+02:00' : '2025-10-26'],
     }),
   )
 
-const Timezone = Type.Optional(
-  Type.String({
-    default: DEFAULT_ZONE,
-    description:
-      'IANA time zone of bounds without an offset, of the local days and hours in the report, and of the ' +
-      'printed timestamps (ISO 8601 with offset).',
-    examples: ['Europe/Rome', 'UTC'],
-  }),
-)
+const timezoneParam = (zone: string) =>
+  Type.Optional(
+    Type.String({
+      description:
+        'IANA time zone of the local days and hours in the report and of the printed timestamps (ISO 8601 with ' +
+        `offset). Default: the service's zone (ENERGY_TIMEZONE), here ${zone}.`,
+      examples: ['Europe/Rome', 'UTC'],
+    }),
+  )
 
 const Format = Type.Optional(
   Type.Enum([...REPORT_FORMATS], {
     title: 'ReportFormat',
     type: 'string',
     description:
-      '`markdown` (`text/markdown`), `text` (`text/plain`, aligned columns) or `json` (the Markdown as a JSON ' +
-      'string, `application/json`, as FastAPI returns a string). Without it the `Accept` header chooses ' +
-      '(`text/markdown`, `text/plain` or `application/json`, first listed wins); otherwise Markdown.',
+      'Overrides `Accept`: `json` (the report as one JSON string, `application/json`), `markdown` ' +
+      '(`text/markdown`) or `text` (`text/plain`, aligned columns).',
   }),
 )
 
@@ -65,44 +71,51 @@ const ReportLang = Type.Optional(
   }),
 )
 
-const WINDOW = {
-  start_datetime: bound('start'),
-  end_datetime: bound('end'),
-  timezone: Timezone,
+const windowParams = (zone: string, defaultDays: number) => ({
+  start_datetime: bound('start', defaultDays),
+  end_datetime: bound('end', defaultDays),
+  timezone: timezoneParam(zone),
   format: Format,
   lang: ReportLang,
-}
+})
 
+/** Every 200 is JSON by default, as the contract says: the report is one JSON string. */
 const ReportBody = {
-  description: 'The report.',
+  description:
+    'The report: by default `application/json`, one JSON string holding the Markdown report ' +
+    '(`response.json()` gives the text); the same report as `text/markdown` or `text/plain` through `Accept` ' +
+    'or `format`.',
   content: {
+    'application/json': {
+      schema: Type.String({
+        description: 'The Markdown report as one JSON string.',
+        examples: ['# Water report\n\nFrom 2025-10-20T00:00:00+02:00 ...'],
+      }),
+    },
     'text/markdown': { schema: Type.String({ examples: ['# Water report\n\nFrom 2025-10-20T00:00:00+02:00 ...'] }) },
     'text/plain': { schema: Type.String({ examples: ['Water report\n============\n...'] }) },
-    'application/json': { schema: Type.String({ examples: ['# Water report\n\nFrom ...'] }) },
   },
 }
 
 const RANGE_NOTE =
-  `Ranges are inclusive on both ends and at most ${MAX_REPORT_DAYS} days; a start after the end, a malformed ` +
-  'date or an unknown zone answers 422. Totals, peaks and means are aggregated in the database; ' +
-  'energy columns hold kWh per quarter hour (x 4 = mean kW), water columns m³ per quarter hour.'
+  'The report covers whole local days of `timezone`, at most ' +
+  `${MAX_REPORT_DAYS}; a start after the end, a malformed datetime or an unknown zone answers 422. ` +
+  'Every figure states its unit and how it is computed; units come from the series catalogue (the same ' +
+  'quantities, units and meters the `/data` row schemas and `/metadata/meters` show). A report whose days are ' +
+  'not all measured says its coverage at the top.'
 
-const ACCEPTED: Record<string, ReportFormat> = {
+/** Media types of the report formats; the first is the default. */
+const MEDIA_TYPES: Record<string, ReportFormat> = {
+  'application/json': 'json',
   'text/markdown': 'markdown',
   'text/plain': 'text',
-  'application/json': 'json',
 }
 
-/** The `format` parameter, else the first of our media types the `Accept` header lists, else Markdown. */
+/** The `format` parameter, else the media type `Accept` prefers (RFC 9110 weights), else JSON. */
 export function chooseFormat(format: ReportFormat | undefined, accept: string | undefined): ReportFormat {
   if (format) return format
-  for (const range of (accept ?? '').split(',')) {
-    const [type, ...params] = range.split(';').map((s) => s.trim().toLowerCase())
-    if (params.some((p) => /^q=0(\.0*)?$/.test(p))) continue
-    const chosen = type ? ACCEPTED[type] : undefined
-    if (chosen) return chosen
-  }
-  return 'markdown'
+  const preferred = new Negotiator({ headers: { accept: accept ?? '*/*' } }).mediaType(Object.keys(MEDIA_TYPES))
+  return (preferred && MEDIA_TYPES[preferred]) || 'json'
 }
 
 function send(
@@ -115,9 +128,17 @@ function send(
   return sendCached(request, reply, body, contentType, { vary: 'Accept' })
 }
 
-export async function reportRoutes(parent: FastifyInstance, options: { db: Kysely<EnergyDatabase> }): Promise<void> {
+export interface ReportRoutesOptions {
+  db: Kysely<EnergyDatabase>
+  /** The service's zone (ENERGY_TIMEZONE). */
+  zone: string
+  now: () => number
+}
+
+export async function reportRoutes(parent: FastifyInstance, options: ReportRoutesOptions): Promise<void> {
   const app = parent.withTypeProvider<TypeBoxTypeProvider>()
-  const { db } = options
+  const context = (): ReportContext => ({ db: options.db, zone: options.zone, now: options.now() })
+  const WINDOW = windowParams(options.zone, DEFAULT_REPORT_DAYS)
   const responses = { 200: cached(ReportBody), 304: NotModified, 404: NotFoundBody, 422: ValidationErrorBody }
 
   app.get(
@@ -139,14 +160,14 @@ export async function reportRoutes(parent: FastifyInstance, options: { db: Kysel
             description: 'Meter id (a positive integer).',
             examples: [860],
           }),
-          ...WINDOW,
+          ...windowParams(options.zone, DEFAULT_METER_DAYS),
         }),
         response: { ...responses, 404: DetailBody },
       },
     },
     async (request, reply) => {
       const { uuid, format, ...window } = request.query
-      return send(request, reply, await buildMeterReport(db, uuid, window), format)
+      return send(request, reply, await buildMeterReport(context(), uuid, window), format)
     },
   )
 
@@ -167,7 +188,7 @@ export async function reportRoutes(parent: FastifyInstance, options: { db: Kysel
     },
     async (request, reply) => {
       const { format, ...window } = request.query
-      return send(request, reply, await buildWaterReport(db, window), format)
+      return send(request, reply, await buildWaterReport(context(), window), format)
     },
   )
 
@@ -190,7 +211,7 @@ export async function reportRoutes(parent: FastifyInstance, options: { db: Kysel
     },
     async (request, reply) => {
       const { format, ...window } = request.query
-      return send(request, reply, await buildPvReport(db, window), format)
+      return send(request, reply, await buildPvReport(context(), window), format)
     },
   )
 
@@ -218,7 +239,7 @@ export async function reportRoutes(parent: FastifyInstance, options: { db: Kysel
               examples: [2025],
             }),
           ),
-          timezone: Timezone,
+          timezone: timezoneParam(options.zone),
           format: Format,
           lang: ReportLang,
         }),
@@ -227,7 +248,7 @@ export async function reportRoutes(parent: FastifyInstance, options: { db: Kysel
     },
     async (request, reply) => {
       const { format, year, ...query } = request.query
-      return send(request, reply, await buildPalinsestiReport(db, { ...query, year }), format)
+      return send(request, reply, await buildPalinsestiReport(context(), { ...query, year }), format)
     },
   )
 }

@@ -1,26 +1,52 @@
 import Type, { type TSchema } from 'typebox'
+import { GROUPS, type GroupName, groupSeries, type Series } from '../catalogue/groups.ts'
+import { unitSymbol } from '../catalogue/quantities.ts'
 import { AGGREGATION_DESCRIPTION, AGGREGATION_VALUES, type Aggregation } from '../domain/aggregation.ts'
-import { DATA_FORMAT_DESCRIPTION, DATA_FORMAT_VALUES } from '../domain/formats.ts'
-import { GROUP_COLUMNS, type GroupName } from '../domain/groups.ts'
 import { TAG_DESCRIPTION, TAGS } from '../domain/tags.ts'
+import { DATA_FORMAT_DESCRIPTION, DATA_FORMAT_VALUES } from '../export/encoders.ts'
 
-const Measurement = Type.Union([Type.Number(), Type.Null()])
 const Time15m = Type.String({
   format: 'date-time',
   description: 'Start of the bucket, ISO 8601 with the offset of `timezone`',
   examples: ['2025-03-30T00:00:00+01:00'],
 })
 
+/** `coverage=true` only. */
+const Coverage = Type.Optional(
+  Type.Number({
+    minimum: 0,
+    maximum: 1,
+    description:
+      'With `coverage=true` only: the quarter hours of the bucket that hold a stored row, over the quarter hours ' +
+      'the bucket spans (1, 2 or 4 below a day; 92, 96 or 100 for a local day in Europe/Rome; and so on), 0 to 1.',
+  }),
+)
+
+const inMeterUnit = (what: string) =>
+  Type.Union([Type.Number(), Type.Null()], { description: `${what}, in the unit of the meter's \`unit_id\`.` })
+
 export const Data15m = Type.Object(
   {
     time_15m: Time15m,
     meter_id: Type.Integer(),
-    avg_value: Measurement,
-    min_value: Measurement,
-    max_value: Measurement,
-    sum_value: Measurement,
-    count_value: Type.Union([Type.Integer(), Type.Null()]),
-    tag: Type.String({ description: 'Data-quality tag; `mixed` when an aggregated bucket holds several' }),
+    avg_value: inMeterUnit(
+      "The quarter hour's value (a mean power, or the energy or volume of an energy or water meter); " +
+        'aggregated: the mean of the raw samples (sum of sums / sum of counts)',
+    ),
+    min_value: inMeterUnit('Smallest raw sample; aggregated: min of minima'),
+    max_value: inMeterUnit('Largest raw sample; aggregated: max of maxima'),
+    sum_value: inMeterUnit(
+      'Sum of the raw samples, a statistic of the sampling (not the energy of the bucket: that is the sum of ' +
+        'the quarter-hour values); aggregated: sum of sums',
+    ),
+    count_value: Type.Union([Type.Integer(), Type.Null()], {
+      description: 'Raw samples behind the row; aggregated: sum of counts; 0 for a bucket filled by `fill=null`',
+    }),
+    tag: Type.Union([Type.String(), Type.Null()], {
+      description:
+        'Data-quality tag; `mixed` when an aggregated bucket holds several; null for a bucket filled by `fill=null`',
+    }),
+    coverage: Coverage,
   },
   {
     title: 'Data15m',
@@ -39,24 +65,48 @@ export const Data15m = Type.Object(
   },
 )
 
-const TITLES: Record<GroupName, string> = {
-  datacenter_1: 'Datacenter15m',
-  pv: 'Pv15m',
-  water: 'Water15m',
-  weather: 'Weather15m',
-  centrali_frigo: 'CentraliFrigo15m',
-  aulep: 'AuleP15m',
+/** What a column holds, from the series catalogue: quantity, unit, how buckets combine it, the meter it mirrors. */
+export function seriesDescription(series: Series): string {
+  const { kind } = series
+  const symbol = unitSymbol(kind.unit)
+  const bucket =
+    kind.combination === 'mean'
+      ? `An aggregated bucket holds the mean of its quarter hours${
+          kind.unit === 'unit:KiloW'
+            ? '; energy over a period is the sum of kW x 0.25 h over its measured quarter hours'
+            : ''
+        }.`
+      : `An aggregated bucket holds the mean ${symbol} per quarter hour; its total is that mean times the quarter ` +
+        'hours measured (`coverage` times the quarter hours the bucket spans).'
+  return (
+    `${series.text}. ${kind.quantityKind} in ${symbol} (${kind.unit}): ${kind.text}. ${bucket}` +
+    (series.meter ? ` Mirrors meter ${series.meter.id} (same reading, same unit).` : '')
+  )
 }
 
-/** The row schema of one group's wide table: `time_15m` and its columns, each nullable. */
+/** The row schema of one group's wide table: `time_15m` and its columns, each nullable and described by the catalogue. */
 export function groupRowSchema(group: GroupName): TSchema {
   const properties: Record<string, TSchema> = { time_15m: Time15m }
   const example: Record<string, unknown> = { time_15m: '2025-06-02T10:00:00+02:00' }
-  for (const column of GROUP_COLUMNS[group]) {
-    properties[column] = Measurement
+  for (const series of groupSeries(group)) {
+    const column = series.column
+    properties[column] = Type.Union([Type.Number(), Type.Null()], {
+      description: seriesDescription(series),
+      'x-unit': series.kind.unit,
+      'x-quantity-kind': series.kind.quantityKind,
+      'x-combination': series.kind.combination,
+      ...(series.meter ? { 'x-meter': series.meter.id } : {}),
+    })
     example[column] = 12.5
   }
-  return Type.Object(properties, { title: TITLES[group], examples: [example] })
+  properties.coverage = Coverage
+  return Type.Object(properties, { title: GROUPS[group].title, examples: [example] })
+}
+
+/** The CSV/TXT header of a group, with each column's unit. */
+export function groupHeaderDescription(group: GroupName): string {
+  const units = groupSeries(group).map((s) => `\`${s.column}\` ${unitSymbol(s.kind.unit)}`)
+  return `Header line \`time_15m\` then the columns in this order (units: ${units.join(', ')}), then one line per row.`
 }
 
 const DATETIME_DESCRIPTION =
@@ -82,6 +132,20 @@ export function dataQuerySchema(aggregations: readonly Aggregation[] = AGGREGATI
     end_datetime: Type.Optional(
       Type.String({ description: `Last timestamp. ${DATETIME_DESCRIPTION}`, examples: ['2025-03-30 23:45:00'] }),
     ),
+    fill: Type.Enum(['none', 'null'], {
+      default: 'none',
+      description:
+        '`none`: buckets without any stored quarter hour are left out. `null`: every bucket of the window is ' +
+        'answered (for `/data/meters` every bucket of every meter), an empty one with null fields (and ' +
+        '`count_value` 0, `tag` null): a gap shows as rows, never as zero.',
+    }),
+    coverage: Type.Boolean({
+      default: false,
+      description:
+        'Adds `coverage` to each row: the share (0 to 1) of the quarter hours the bucket spans that hold a stored ' +
+        'row, DST-aware (a local day in Europe/Rome spans 92, 96 or 100). A bucket at 0.64 holds 61 of its 96 ' +
+        'quarter hours: its mean stands for them only.',
+    }),
     timezone: Type.Optional(
       Type.String({
         description:
@@ -104,13 +168,13 @@ export const metersQuerySchema = {
   tag: Type.Array(Type.Enum([...TAGS]), { default: ['ok'], minItems: 1, description: TAG_DESCRIPTION }),
 }
 
-export function dataResponse(row: TSchema, description: string) {
+export function dataResponse(row: TSchema, description: string, header = 'Header line, then one line per row.') {
   return {
     description,
     content: {
       'application/json': { schema: Type.Array(row) },
-      'text/csv': { schema: Type.String({ description: 'Header line, then one line per row' }) },
-      'text/plain': { schema: Type.String({ description: 'Tab-separated: header line, then one line per row' }) },
+      'text/csv': { schema: Type.String({ description: `Comma-separated. ${header}` }) },
+      'text/plain': { schema: Type.String({ description: `Tab-separated. ${header}` }) },
     },
   }
 }

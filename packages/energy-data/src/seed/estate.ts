@@ -1,9 +1,11 @@
-import type { GroupName } from '../domain/groups.ts'
+import { ALL_SERIES, type GroupName, MIRRORS } from '../catalogue/groups.ts'
+import type { MeterEntry } from '../catalogue/meters.ts'
+import { conversionFactor, KINDS, QUARTER_SECONDS, type UnitId } from '../catalogue/quantities.ts'
 import { type Environment, noise } from './environment.ts'
 
 /**
- * The demo estate: dataloggers, meters and what each series measures, derived from the
- * environment model. Power in kW, energy in kWh per quarter hour, water in m3 per quarter hour.
+ * The demo estate: dataloggers, and the signals of every series derived from the environment
+ * model, each in the unit the series catalogue gives it (meters and their units come from there).
  */
 
 export interface DemoDatalogger {
@@ -100,237 +102,31 @@ export const DATALOGGERS: DemoDatalogger[] = [
   },
 ]
 
-const ENERGY = {
-  type_id: 'brick:Electrical_Energy_Sensor',
-  unit_id: 'unit:KiloW-HR',
-  quantity_id: 'quantitykind:Energy',
-}
-const POWER = { type_id: 'brick:Electric_Power_Sensor', unit_id: 'unit:KiloW', quantity_id: 'quantitykind:Power' }
-const PV = { type_id: 'brick:PV_Panel', unit_id: 'unit:KiloW', quantity_id: 'quantitykind:Power' }
-const WATER = { type_id: 'brick:Water_Meter', unit_id: 'unit:M3', quantity_id: 'quantitykind:Volume' }
-
-export interface DemoMeter {
-  id: number
-  text: string
-  datalogger_id: string
-  date_from: string
-  date_to?: string
-  notes?: string
-  type_id: string
-  unit_id: string
-  quantity_id: string
-  /** Which signal it reads, and the factor to its unit (0.25 turns kW into kWh per quarter hour). */
-  signal: string
-  scale: number
+/** Load signals no group column holds (mean kW): what the main-panel energy meters of the campus read. */
+const LOAD_SIGNALS = ['castelfidardo_load', 'cittadella_load', 'ec_load'] as const
+const MAIN_PANELS: Partial<Record<number, string>> = {
+  860: 'consumo_aula_1p',
+  870: 'castelfidardo_load',
+  880: 'cittadella_load',
+  890: 'ec_load',
 }
 
-export const METERS: DemoMeter[] = [
-  {
-    id: 860,
-    text: 'Quadro generale Aule P',
-    datalogger_id: 'DL-AULEP-01',
-    date_from: '2019-03-01',
-    ...ENERGY,
-    signal: 'aulep_load',
-    scale: 0.25,
-  },
-  {
-    id: 861,
-    text: 'Inverter FV 1 Aule P',
-    datalogger_id: 'DL-AULEP-01',
-    date_from: '2019-03-01',
-    ...PV,
-    signal: 'pv_inv_1',
-    scale: 1,
-  },
-  {
-    id: 862,
-    text: 'Inverter FV 2 Aule P',
-    datalogger_id: 'DL-AULEP-01',
-    date_from: '2019-03-01',
-    ...PV,
-    signal: 'pv_inv_2',
-    scale: 1,
-  },
-  {
-    id: 863,
-    text: 'Rooftop 1 Aule P',
-    datalogger_id: 'DL-AULEP-01',
-    date_from: '2019-03-01',
-    ...POWER,
-    signal: 'rooftop_1',
-    scale: 1,
-  },
-  {
-    id: 870,
-    text: 'Quadro generale Castelfidardo',
-    datalogger_id: 'DL-CAST-01',
-    date_from: '2017-09-15',
-    ...ENERGY,
-    signal: 'castelfidardo_load',
-    scale: 0.25,
-  },
-  {
-    id: 871,
-    text: 'Fotovoltaico Castelfidardo',
-    datalogger_id: 'DL-CAST-01',
-    date_from: '2017-09-15',
-    ...PV,
-    signal: 'tot_pv_castelfidardo',
-    scale: 1,
-  },
-  {
-    id: 880,
-    text: 'Quadro generale Cittadella',
-    datalogger_id: 'DL-CIT-01',
-    date_from: '2018-01-10',
-    ...ENERGY,
-    signal: 'cittadella_load',
-    scale: 0.25,
-  },
-  {
-    id: 881,
-    text: 'Fotovoltaico Cittadella',
-    datalogger_id: 'DL-CIT-01',
-    date_from: '2018-01-10',
-    ...PV,
-    signal: 'tot_pv_cit',
-    scale: 1,
-  },
-  {
-    id: 890,
-    text: 'Quadro generale Energy Center',
-    datalogger_id: 'DL-EC-01',
-    date_from: '2016-05-02',
-    ...ENERGY,
-    signal: 'ec_load',
-    scale: 0.25,
-  },
-  {
-    id: 891,
-    text: 'Fotovoltaico Energy Center',
-    datalogger_id: 'DL-EC-01',
-    date_from: '2016-05-02',
-    ...PV,
-    signal: 'tot_pv_ec',
-    scale: 1,
-  },
-  {
-    id: 900,
-    text: 'Data center 1 totale',
-    datalogger_id: 'DL-DC-01',
-    date_from: '2020-02-17',
-    ...POWER,
-    signal: 'tot_dc',
-    scale: 1,
-  },
-  {
-    id: 901,
-    text: 'Data center 1 carico IT',
-    datalogger_id: 'DL-DC-01',
-    date_from: '2020-02-17',
-    ...POWER,
-    signal: 'tot_dc_it',
-    scale: 1,
-  },
-  {
-    id: 910,
-    text: 'Centrale frigo 1',
-    datalogger_id: 'DL-CF-01',
-    date_from: '2018-06-01',
-    ...POWER,
-    signal: 'cf1_tot',
-    scale: 1,
-  },
-  {
-    id: 911,
-    text: 'Centrale frigo 2',
-    datalogger_id: 'DL-CF-01',
-    date_from: '2018-06-01',
-    ...POWER,
-    signal: 'cf2_tot',
-    scale: 1,
-  },
-  {
-    id: 912,
-    text: 'Centrale frigo 3',
-    datalogger_id: 'DL-CF-01',
-    date_from: '2018-06-01',
-    ...POWER,
-    signal: 'cf3_tot',
-    scale: 1,
-  },
-  {
-    id: 920,
-    text: 'Contatore acqua sede centrale',
-    datalogger_id: 'DL-H2O-01',
-    date_from: '2019-11-04',
-    ...WATER,
-    signal: 'tot_sede_centrale',
-    scale: 1,
-  },
-  {
-    id: 921,
-    text: 'Fontanella aula magna',
-    datalogger_id: 'DL-H2O-01',
-    date_from: '2019-11-04',
-    ...WATER,
-    signal: 'tot_font_aula_magna',
-    scale: 1,
-  },
-  {
-    id: 922,
-    text: 'Fontanella Aule P',
-    datalogger_id: 'DL-H2O-01',
-    date_from: '2019-11-04',
-    ...WATER,
-    signal: 'tot_font_aule_p',
-    scale: 1,
-  },
-  {
-    id: 930,
-    text: 'Temperatura aria stazione meteo',
-    datalogger_id: 'DL-METEO-01',
-    date_from: '2015-04-20',
-    type_id: 'brick:Air_Temperature_Sensor',
-    unit_id: 'unit:DEG_C',
-    quantity_id: 'quantitykind:Temperature',
-    signal: 'air_temperature',
-    scale: 1,
-  },
-  {
-    id: 931,
-    text: 'Radiazione solare globale',
-    datalogger_id: 'DL-METEO-01',
-    date_from: '2015-04-20',
-    type_id: 'brick:Solar_Radiance_Sensor',
-    unit_id: 'unit:W-PER-M2',
-    quantity_id: 'quantitykind:Irradiance',
-    signal: 'global_solar_radiation',
-    scale: 1,
-  },
-  {
-    id: 932,
-    text: 'Pressione atmosferica',
-    datalogger_id: 'DL-METEO-01',
-    date_from: '2015-04-20',
-    type_id: 'brick:Pressure_Sensor',
-    unit_id: 'unit:HectoPA',
-    quantity_id: 'quantitykind:Pressure',
-    signal: 'atmospheric_pressure',
-    scale: 1,
-  },
-  {
-    id: 933,
-    text: 'Colonnine ricarica auto',
-    datalogger_id: 'DL-EC-01',
-    date_from: '2024-04-15',
-    notes: 'Quattro colonnine da 22 kW',
-    ...POWER,
-    signal: 'cars',
-    scale: 1,
-  },
-]
+const SIGNAL_UNITS = new Map<string, UnitId>([
+  ...ALL_SERIES.map((s): [string, UnitId] => [s.column, s.kind.unit]),
+  ...LOAD_SIGNALS.map((signal): [string, UnitId] => [signal, 'unit:KiloW']),
+])
+
+/**
+ * The signal a meter reads and the factor from the signal's unit to the meter's: a meter that a
+ * group column mirrors reads that column's signal as it is; a main-panel energy meter accumulates
+ * its building's load over the quarter hour.
+ */
+export function meterSignal(meter: MeterEntry): { signal: string; factor: number } {
+  const signal = MIRRORS.find((s) => s.meter?.id === meter.id)?.column ?? MAIN_PANELS[meter.id]
+  const unit = signal === undefined ? undefined : SIGNAL_UNITS.get(signal)
+  if (signal === undefined || unit === undefined) throw new Error(`the demo estate has no signal for meter ${meter.id}`)
+  return { signal, factor: conversionFactor(unit, KINDS[meter.kind].unit, QUARTER_SECONDS) }
+}
 
 const clamp01 = (x: number) => Math.min(1, Math.max(0, x))
 
@@ -444,7 +240,9 @@ export function signalsAt(seed: number, q: number, env: Environment): Record<str
   s.rooftop_4 = jitter(24 * (cooling + heating * 0.8))
   s.rooftop_5 = jitter(18 * (cooling + heating * 0.8))
   const rooftops = s.rooftop_1 + s.rooftop_2 + s.rooftop_3 + s.rooftop_4 + s.rooftop_5
-  s.consumo_aula_1p = jitter(6 + 38 * occ)
+  // each jittered series draws its own noise stream in this order; this slot stays taken so the
+  // series after it keep the values they always had
+  stream++
   s.pv_inv_1 = s.tot_pv_aule_p_i1
   s.pv_inv_2 = s.tot_pv_aule_p_i2
   s.tot_pv_prod = s.pv_inv_1 + s.pv_inv_2
@@ -454,8 +252,9 @@ export function signalsAt(seed: number, q: number, env: Environment): Record<str
   s.gen_qe_cdz = 5 + rooftops * 0.6
   s.gen_qe_ga = jitter(15 + 20 * occ)
   s.fontana_h2o = s.tot_font_aule_p
-  s.aulep_load = 25 + 140 * occ + rooftops + s.gen_qe_ga
-  s.surplus_pv = Math.max(0, s.tot_pv_prod - s.aulep_load)
+  // the building's main panel: lighting and sockets, the rooftop units and general services
+  s.consumo_aula_1p = 25 + 140 * occ + rooftops + s.gen_qe_ga
+  s.surplus_pv = Math.max(0, s.tot_pv_prod - s.consumo_aula_1p)
 
   s.castelfidardo_load = jitter(180 + 950 * occ + 0.3 * (s.cf1_tot + s.cf2_tot) + 40 * heating)
   s.cittadella_load = jitter(120 + 600 * occ + 0.5 * (s.cittadella_gf1 + s.cittadella_gf2) + 25 * heating)

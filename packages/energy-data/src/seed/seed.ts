@@ -1,7 +1,8 @@
 import type pg from 'pg'
-import { GROUP_COLUMNS, GROUP_NAMES } from '../domain/groups.ts'
+import { GROUP_COLUMNS, GROUP_NAMES } from '../catalogue/groups.ts'
+import { METERS, meterMetadata } from '../catalogue/meters.ts'
 import { environmentAt, noise, QUARTER } from './environment.ts'
-import { DATALOGGERS, GROUP_STREAMS, METERS, signalsAt } from './estate.ts'
+import { DATALOGGERS, GROUP_STREAMS, meterSignal, signalsAt } from './estate.ts'
 
 export interface SeedOptions {
   /** First quarter hour (epoch ms, rounded down to a quarter hour). */
@@ -56,6 +57,7 @@ async function insertMetadata(client: pg.PoolClient): Promise<void> {
     )
   }
   for (const m of METERS) {
+    const { type_id, unit_id, quantity_id } = meterMetadata(m)
     await client.query(
       `insert into meters (id, description, notes, date_from, date_to, datalogger_id, type_id, unit_id, quantity_id)
        values ($1, $2, $3, $4, $5, $6, $7, $8, $9)
@@ -65,13 +67,13 @@ async function insertMetadata(client: pg.PoolClient): Promise<void> {
       [
         m.id,
         `${m.id}) ${m.text}`,
-        m.notes ?? null,
-        m.date_from,
-        m.date_to ?? null,
-        m.datalogger_id,
-        m.type_id,
-        m.unit_id,
-        m.quantity_id,
+        'notes' in m ? m.notes : null,
+        m.dateFrom,
+        null,
+        m.datalogger,
+        type_id,
+        unit_id,
+        quantity_id,
       ],
     )
   }
@@ -91,8 +93,8 @@ export async function seedEstate(pool: pg.Pool, options: SeedOptions): Promise<S
   const rows: Record<string, number> = { data_15m: 0 }
   for (const g of GROUP_NAMES) rows[`${g}_15m`] = 0
 
-  const meterSince = METERS.map((m) => Date.parse(m.date_from))
-  const meterUntil = METERS.map((m) => (m.date_to ? Date.parse(m.date_to) : Number.POSITIVE_INFINITY))
+  const meterSince = METERS.map((m) => Date.parse(m.dateFrom))
+  const meterSignals = METERS.map(meterSignal)
 
   const client = await pool.connect()
   try {
@@ -144,10 +146,11 @@ export async function seedEstate(pool: pg.Pool, options: SeedOptions): Promise<S
         }
         const day = Math.floor(q / 96)
         METERS.forEach((m, k) => {
-          if (t < meterSince[k]! || t >= meterUntil[k]!) return
+          if (t < meterSince[k]!) return
           const stream = 100 + k
           let label = 'ok'
-          let value = (signals[m.signal] ?? 0) * m.scale
+          const { signal, factor } = meterSignals[k]!
+          let value = (signals[signal] ?? 0) * factor
           let samples = 15
           if (inGap(seed, stream, q)) {
             // most outages leave a hole; some were filled in afterwards by interpolation

@@ -1,46 +1,12 @@
-/**
- * A real headless Chromium (Debian's /usr/bin/chromium) driven by playwright-core, one per test
- * file. Without the executable the suite fails under CI and is skipped elsewhere, saying why.
- */
-import { existsSync, mkdirSync } from 'node:fs'
-import { fileURLToPath } from 'node:url'
-import { type Browser, chromium, type Page } from 'playwright-core'
+/** The shared real-browser helpers, and the sign-in steps the OAuth pages share. */
+import { browserAvailable, launchChromium, screenshot } from '@campus/shared/testing'
+import type { Page } from 'playwright-core'
 import { describe } from 'vitest'
 
-export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
-const missing = !existsSync(CHROMIUM)
+export { launchChromium, screenshot }
 
-if (missing && !process.env.CI) {
-  console.warn(`browser tests skipped: ${CHROMIUM} not found (apt-get install chromium); they fail under CI`)
-}
-
-/** `describe`, or `describe.skip` when Chromium is missing outside CI (under CI the launch fails loudly). */
-export const describeInBrowser = missing && !process.env.CI ? describe.skip : describe
-
-export async function launchChromium(): Promise<Browser> {
-  if (missing) throw new Error(`${CHROMIUM} not found: install Debian's chromium package (apt-get install chromium)`)
-  return chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  })
-}
-
-const SCREENSHOTS = fileURLToPath(new URL('../../../../artifacts/screenshots/', import.meta.url))
-
-/** A full-page screenshot under artifacts/screenshots/, for a person to look at. */
-export async function screenshot(page: Page, name: string): Promise<void> {
-  mkdirSync(SCREENSHOTS, { recursive: true })
-  await page.screenshot({ path: `${SCREENSHOTS}${name}.png`, fullPage: true })
-}
+/** `describe`, or `describe.skip` when Chromium is missing outside CI. */
+export const describeInBrowser = browserAvailable() ? describe : describe.skip
 
 /** Fills the sign-in form (and the TOTP form when a code is given). */
 export async function signInOnPage(page: Page, login: string, password: string, otp?: () => string): Promise<void> {

@@ -1,0 +1,110 @@
+/**
+ * The three `data_format` encodings of measurement rows (JSON, CSV, TXT), written piece by piece
+ * so a response never has to exist whole in memory. Everything a format decides lives here: its
+ * media type, its header and brackets, how a missing value, a number and a string are written.
+ *
+ * The per-value work is done by the database, through `rowSql`: an encoding hands the repository
+ * an SQL expression that writes the fields of a row as text ready for the format (PostgreSQL
+ * prints doubles in their shortest exact form, as JavaScript does), and the service only adds the
+ * timestamp and joins rows. Measured on a year of ten meters as JSON (350,000 rows), writing the
+ * values in JavaScript instead doubled the service's CPU time (about 350 -> 750 ms) and slowed
+ * the export by 10-30 %; the repository still knows no format, only the expression it is given.
+ */
+
+export const DATA_FORMATS = {
+  raw: 'application/json; charset=utf-8',
+  csv: 'text/csv; charset=utf-8',
+  txt: 'text/plain; charset=utf-8',
+} as const
+
+export type DataFormat = keyof typeof DATA_FORMATS
+export const DATA_FORMAT_VALUES = Object.keys(DATA_FORMATS) as DataFormat[]
+
+export const DATA_FORMAT_DESCRIPTION =
+  '`raw`: a JSON array of objects (application/json). `csv`: RFC 4180 comma-separated values with a ' +
+  'header line (text/csv). `txt`: tab-separated values with a header line (text/plain). Timestamps are ' +
+  'ISO 8601 with the offset of `timezone`; a missing value is JSON null, an empty CSV/TXT field.'
+
+/** One output field after `time_15m`, and the SQL that reads it. */
+export interface SqlField {
+  readonly name: string
+  readonly sql: string
+  readonly kind: 'number' | 'integer' | 'string'
+}
+
+/** Writes the fields of one row as text for the format, in SQL (see above). */
+export type RowSql = (fields: readonly SqlField[]) => string
+
+/** A row as the database returns it: the bucket start in epoch ms, then the fields as text. */
+export type EncodedRow = readonly [number, string]
+
+export interface Encoding {
+  readonly contentType: string
+  readonly rowSql: RowSql
+  /** Opening of the body (a JSON bracket, a CSV/TXT header line). */
+  begin(fields: readonly string[]): string
+  readonly end: string
+  /** Encodes a batch; `first` says whether it opens the body (JSON needs no comma then). */
+  encode(rows: readonly EncodedRow[], first: boolean): string
+}
+
+const TIME_FIELD = 'time_15m'
+
+function rowSql(format: DataFormat): RowSql {
+  const missing = format === 'raw' ? "'null'" : "''"
+  const separator = format === 'raw' ? "','" : format === 'txt' ? "E'\\t'" : "','"
+  return (fields) =>
+    fields
+      .map((f) => {
+        let value: string
+        if (f.kind === 'number') {
+          // NaN and infinities are not JSON numbers: written as missing values everywhere
+          value = `case when ${f.sql} > '-Infinity'::float8 and ${f.sql} < 'Infinity'::float8 then (${f.sql})::text else ${missing} end`
+        } else if (f.kind === 'integer') {
+          value = `coalesce((${f.sql})::text, ${missing})`
+        } else if (format === 'raw') {
+          value = `coalesce(to_json(${f.sql})::text, 'null')`
+        } else if (format === 'csv') {
+          value = `coalesce(case when ${f.sql} ~ '[",\r\n]' then '"' || replace(${f.sql}, '"', '""') || '"' else ${f.sql} end, '')`
+        } else {
+          value = `coalesce(translate(${f.sql}, E'\t\r\n', '   '), '')`
+        }
+        return format === 'raw' ? `'"${f.name}":' || ${value}` : value
+      })
+      .join(` || ${separator} || `)
+}
+
+/** The encoding of `format`, writing timestamps with `writeTime`. */
+export function encoding(format: DataFormat, writeTime: (ms: number) => string): Encoding {
+  const contentType = DATA_FORMATS[format]
+  if (format === 'raw') {
+    const open = `{${JSON.stringify(TIME_FIELD)}:"`
+    return {
+      contentType,
+      rowSql: rowSql(format),
+      begin: () => '[',
+      end: ']',
+      encode(rows, first) {
+        let out = ''
+        for (let r = 0; r < rows.length; r++) {
+          const row = rows[r] as EncodedRow
+          out += `${r > 0 || !first ? ',' : ''}${open}${writeTime(row[0])}",${row[1]}}`
+        }
+        return out
+      },
+    }
+  }
+  const separator = format === 'csv' ? ',' : '\t'
+  const eol = format === 'csv' ? '\r\n' : '\n'
+  return {
+    contentType,
+    rowSql: rowSql(format),
+    begin: (fields) => [TIME_FIELD, ...fields].join(separator) + eol,
+    end: '',
+    encode(rows) {
+      let out = ''
+      for (const row of rows) out += writeTime(row[0]) + separator + row[1] + eol
+      return out
+    },
+  }
+}

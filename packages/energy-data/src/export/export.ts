@@ -1,0 +1,124 @@
+/**
+ * The `/data` export path in one place: a validated request becomes a response body through
+ * plan (bucket-aligned window and time slices), row cap, concurrency gate, read (one short query
+ * per slice) and encode. Routes validate and hand the result to the reply.
+ */
+import { Readable } from 'node:stream'
+import type { FastifyBaseLogger } from 'fastify'
+import type pg from 'pg'
+import { instantFormatter } from '../domain/time.ts'
+import { DetailError, UnprocessableEntity } from '../errors.ts'
+import { countSeries, planSeries, readSeries, type SeriesRequest, seriesFields } from '../repositories/measurements.ts'
+import { type DataFormat, encoding } from './encoders.ts'
+
+export interface ExportRequest extends SeriesRequest {
+  format: DataFormat
+}
+
+export interface ExportBody {
+  contentType: string
+  /** The whole body when one slice holds the answer (a dashboard's day), else a stream. */
+  body: string | Readable
+}
+
+/** What an export needs from the response it feeds. */
+export interface ExportContext {
+  log: FastifyBaseLogger
+  /** Runs `listener` once the response has closed, whether it ended, failed or its client went away. */
+  onClose(listener: () => void): void
+}
+
+export interface ExporterOptions {
+  pool: pg.Pool
+  /** Most rows one request may return. */
+  maxRows: number
+  /** Most multi-slice exports streamed at once by this process. */
+  maxStreams: number
+}
+
+/** Rows per piece of the response body. */
+const PIECE_ROWS = 100
+/** Characters gathered before a write. */
+const WRITE_CHARS = 32_768
+
+export function createExporter(options: ExporterOptions) {
+  const { pool } = options
+  // each open export holds about two slices in memory however slowly its client reads:
+  // bounding their number bounds the memory a crowd of slow clients can pin
+  let openStreams = 0
+
+  async function capRows(request: ExportRequest, plan: Awaited<ReturnType<typeof planSeries>>): Promise<void> {
+    if (plan.bound <= options.maxRows) return
+    // with fill=null every bucket is a row: the bound is the count
+    const rows = request.fill === 'null' ? plan.bound : await countSeries(pool, request, plan)
+    if (rows <= options.maxRows) return
+    throw new UnprocessableEntity([
+      {
+        loc: ['query'],
+        msg:
+          `The request would return ${rows} rows, more than the ${options.maxRows} allowed: narrow ` +
+          'start_datetime/end_datetime, choose a coarser aggregation' +
+          (request.source.kind === 'meters' ? ', or ask for fewer ids' : '') +
+          ', and fetch the rest in further requests',
+        type: 'too_many_rows',
+      },
+    ])
+  }
+
+  /** A place among the streaming exports until the response closes, or 503 when they are all taken. */
+  function enterGate(context: ExportContext): void {
+    if (openStreams >= options.maxStreams) {
+      throw new DetailError(503, 'Too many exports in progress; retry shortly', { headers: { 'retry-after': '5' } })
+    }
+    openStreams++
+    context.onClose(() => {
+      openStreams--
+    })
+  }
+
+  return {
+    async open(request: ExportRequest, context: ExportContext): Promise<ExportBody> {
+      const plan = await planSeries(pool, request)
+      await capRows(request, plan)
+      const streaming = plan.edges.length > 2
+      if (streaming) enterGate(context)
+      const encoder = encoding(request.format, instantFormatter(request.zone))
+      const begin = encoder.begin(seriesFields(request))
+      // the first slice is read before the status line goes out, so a failing query is still a clean error
+      const rows = readSeries(pool, request, plan, encoder.rowSql)
+      const first = await rows.next()
+      if (!streaming) {
+        // one slice is the whole answer: a plain body, no stream machinery
+        const body = begin + (first.done ? '' : encoder.encode(first.value, true)) + encoder.end
+        return { contentType: encoder.contentType, body }
+      }
+      async function* pieces(): AsyncGenerator<string> {
+        try {
+          // pieces of a few hundred rows, gathered into writes of about 32 kB: few system calls,
+          // and every string stays small enough for V8's young generation
+          let pending = begin
+          let opening = true
+          for (let batch = first; !batch.done; batch = await rows.next()) {
+            for (let i = 0; i < batch.value.length; i += PIECE_ROWS) {
+              pending += encoder.encode(batch.value.slice(i, i + PIECE_ROWS), opening)
+              opening = false
+              if (pending.length >= WRITE_CHARS) {
+                yield pending
+                pending = ''
+              }
+            }
+          }
+          pending += encoder.end
+          if (pending) yield pending
+        } catch (error) {
+          // headers are gone: all that is left is to cut the body short and say why in the log
+          context.log.error({ err: error }, 'data stream failed')
+          throw error
+        }
+      }
+      return { contentType: encoder.contentType, body: Readable.from(pieces(), { objectMode: false }) }
+    },
+  }
+}
+
+export type Exporter = ReturnType<typeof createExporter>
