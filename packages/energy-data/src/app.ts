@@ -1,68 +1,53 @@
 import { type Database, readMigrations, registerPlatform, serverOptions } from '@campus/shared'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyInstance } from 'fastify'
-import type { Kysely } from 'kysely'
-import type { EnergyConfig } from './config.ts'
-import { publicViews } from './dashboard/plugin.ts'
+import { defaultSettings, type EnergySettings } from './config.ts'
 import type { EnergyDatabase } from './db/schema.ts'
 import { isTimeZone } from './domain/time.ts'
 import { energyErrors } from './errors.ts'
 import { apiKeySecurityScheme, authPlugin } from './plugins/auth.ts'
+import { databasePlugin } from './plugins/database.ts'
+import { exporterPlugin } from './plugins/exporter.ts'
 import { rateLimitPlugin } from './plugins/rate-limit.ts'
+import { settingsPlugin } from './plugins/settings.ts'
 import { authRoutes } from './routes/auth.ts'
+import { chartRoutes } from './routes/charts.ts'
+import { dashboardRoutes } from './routes/dashboard.ts'
 import { dataRoutes } from './routes/data.ts'
 import { metadataRoutes } from './routes/metadata.ts'
+import { reportRoutes } from './routes/reports.ts'
 import { energyService } from './service.ts'
 
-/** The settings the app reads; defaults match the configuration's. */
-export type EnergySettings = Pick<
-  EnergyConfig,
-  | 'ENERGY_TIMEZONE'
-  | 'ENERGY_MAX_ROWS'
-  | 'ENERGY_MAX_STREAMS'
-  | 'ENERGY_REQUIRE_KEY_EVERYWHERE'
-  | 'ENERGY_RATE_LIMIT_PUBLIC'
-  | 'ENERGY_RATE_LIMIT_KEY'
-  | 'ENERGY_RATE_LIMIT_PREFIX'
-  | 'REDIS_URL'
-  | 'METRICS_TOKEN'
->
-
-const DEFAULT_SETTINGS: EnergySettings = {
-  ENERGY_TIMEZONE: 'Europe/Rome',
-  ENERGY_MAX_ROWS: 500_000,
-  ENERGY_MAX_STREAMS: 32,
-  ENERGY_REQUIRE_KEY_EVERYWHERE: false,
-  ENERGY_RATE_LIMIT_PUBLIC: 120,
-  ENERGY_RATE_LIMIT_KEY: 600,
-  ENERGY_RATE_LIMIT_PREFIX: 'energy-rl:',
-  REDIS_URL: undefined,
-}
-
 export interface EnergyAppOptions {
-  database: Database<unknown>
+  database: Database<EnergyDatabase>
   logLevel?: string
-  settings?: Partial<EnergySettings>
-  /** Clock of the default data window (tests pin it). */
+  /** Default: every variable at its default (`defaultSettings()`). */
+  settings?: EnergySettings
+  /** Clock of the default data windows (tests pin it). */
   now?: () => number
 }
 
-/** The data API as a Fastify instance, not listening. */
+/**
+ * The data API as a Fastify instance, not listening: the capability plugins that decorate the
+ * instance, the platform (errors, OpenAPI, health, metrics), the guards, then the route plugins.
+ */
 export async function buildApp(options: EnergyAppOptions): Promise<FastifyInstance> {
-  const settings = { ...DEFAULT_SETTINGS, ...options.settings }
-  if (!isTimeZone(settings.ENERGY_TIMEZONE)) {
-    throw new Error(`ENERGY_TIMEZONE ${JSON.stringify(settings.ENERGY_TIMEZONE)} is not an IANA time zone name`)
+  const settings = options.settings ?? defaultSettings()
+  if (!isTimeZone(settings.zone)) {
+    throw new Error(`ENERGY_TIMEZONE ${JSON.stringify(settings.zone)} is not an IANA time zone name`)
   }
-  const db = options.database.db as Kysely<EnergyDatabase>
   const app = Fastify(
     serverOptions('energy-data', options.logLevel ?? 'silent', energyErrors),
   ).withTypeProvider<TypeBoxTypeProvider>()
+
+  await app.register(settingsPlugin, { settings, now: options.now ?? Date.now })
+  await app.register(databasePlugin, { database: options.database })
   await registerPlatform(app, {
     service: 'energy-data',
     errors: energyErrors,
-    db: options.database.db as never,
+    db: options.database.db,
     migrations: readMigrations(energyService.migrationsDir),
-    metricsToken: settings.METRICS_TOKEN,
+    metricsToken: settings.metricsToken,
     openapi: {
       info: {
         title: 'data API',
@@ -84,24 +69,12 @@ export async function buildApp(options: EnergyAppOptions): Promise<FastifyInstan
 
   // Guards first: every route registered after these two is authenticated and rate limited
   // according to its `config.auth` (see plugins/auth.ts).
-  await app.register(authPlugin, { db, requireKeyEverywhere: settings.ENERGY_REQUIRE_KEY_EVERYWHERE })
-  await app.register(rateLimitPlugin, {
-    publicPerMinute: settings.ENERGY_RATE_LIMIT_PUBLIC,
-    keyPerMinute: settings.ENERGY_RATE_LIMIT_KEY,
-    redisUrl: settings.REDIS_URL,
-    redisPrefix: settings.ENERGY_RATE_LIMIT_PREFIX,
-  })
+  await app.register(authPlugin)
+  await app.register(rateLimitPlugin)
+  await app.register(exporterPlugin)
 
-  await app.register(authRoutes)
-  await app.register(metadataRoutes, { db })
-  await app.register(dataRoutes, {
-    db,
-    pool: options.database.pool,
-    zone: settings.ENERGY_TIMEZONE,
-    maxRows: settings.ENERGY_MAX_ROWS,
-    maxStreams: settings.ENERGY_MAX_STREAMS,
-    now: options.now,
-  })
-  await app.register(publicViews, { db, zone: settings.ENERGY_TIMEZONE, now: options.now ?? Date.now })
+  for (const routes of [authRoutes, metadataRoutes, dataRoutes, chartRoutes, reportRoutes, dashboardRoutes]) {
+    await app.register(routes)
+  }
   return app
 }

@@ -42,3 +42,43 @@ export type EnergyConfig = Static<typeof EnergyConfigSchema>
 
 export const loadEnergyConfig = (env: NodeJS.ProcessEnv = process.env): EnergyConfig =>
   loadConfig(EnergyConfigSchema, env)
+
+/** What the running service needs to know, resolved from the configuration. */
+export interface EnergySettings {
+  /** IANA zone of local days, hours and printed offsets (ENERGY_TIMEZONE). */
+  zone: string
+  /** Most rows one data request may return. */
+  maxRows: number
+  /** Most multi-slice exports streamed at once by this process. */
+  maxStreams: number
+  /** The public views need a key too. */
+  requireKeyEverywhere: boolean
+  /** Requests per minute and client address on public routes, and per API key. */
+  rateLimitPublic: number
+  rateLimitKey: number
+  /** Prefix of the rate-limit counters in Redis. */
+  rateLimitPrefix: string
+  /** Rate-limit counters shared by every instance; per-process memory without it. */
+  redisUrl?: string | undefined
+  /** Bearer token /metrics requires; unset, only this machine may read them. */
+  metricsToken?: string | undefined
+}
+
+export function settingsFromConfig(config: EnergyConfig): EnergySettings {
+  return {
+    zone: config.ENERGY_TIMEZONE,
+    maxRows: config.ENERGY_MAX_ROWS,
+    maxStreams: config.ENERGY_MAX_STREAMS,
+    requireKeyEverywhere: config.ENERGY_REQUIRE_KEY_EVERYWHERE,
+    rateLimitPublic: config.ENERGY_RATE_LIMIT_PUBLIC,
+    rateLimitKey: config.ENERGY_RATE_LIMIT_KEY,
+    rateLimitPrefix: config.ENERGY_RATE_LIMIT_PREFIX,
+    redisUrl: config.REDIS_URL,
+    metricsToken: config.METRICS_TOKEN,
+  }
+}
+
+/** The settings of an empty environment (every variable at its default): what tests and benchmarks start from. */
+export function defaultSettings(overrides: Partial<EnergySettings> = {}): EnergySettings {
+  return { ...settingsFromConfig(loadEnergyConfig({})), ...overrides }
+}

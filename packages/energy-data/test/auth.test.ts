@@ -9,7 +9,7 @@ let expired: string
 let revoked: string
 
 beforeAll(async () => {
-  h = await startHarness({ settings: { ENERGY_RATE_LIMIT_PUBLIC: 5, ENERGY_RATE_LIMIT_KEY: 1000 } })
+  h = await startHarness({ settings: { rateLimitPublic: 5, rateLimitKey: 1000 } })
   all = await keyFor(h.db, ['*'], 'all')
   dataOnly = await keyFor(h.db, ['/data/*', '/metadata/meters/*'], 'data')
   expired = (await createApiKey(h.db, { name: 'old', endpoints: ['*'], expiresAt: new Date(Date.now() - 1000) })).key
@@ -133,7 +133,7 @@ describe('rate limits', () => {
   })
 
   it('counts requests per key on protected endpoints', async () => {
-    const strict = await startHarness({ settings: { ENERGY_RATE_LIMIT_KEY: 3 } })
+    const strict = await startHarness({ settings: { rateLimitKey: 3 } })
     try {
       const key = await keyFor(strict.db, ['*'])
       const statuses: number[] = []
@@ -153,7 +153,7 @@ describe('rate limits', () => {
 
 describe('ENERGY_REQUIRE_KEY_EVERYWHERE', () => {
   it('makes the public endpoints ask for a key, but not the probes', async () => {
-    const locked = await startHarness({ settings: { ENERGY_REQUIRE_KEY_EVERYWHERE: true } })
+    const locked = await startHarness({ settings: { requireKeyEverywhere: true } })
     try {
       expect((await locked.app.inject('/auth/public')).statusCode).toBe(401)
       expect((await locked.app.inject('/metadata/meters/next')).statusCode).toBe(401)

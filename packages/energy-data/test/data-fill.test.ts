@@ -209,7 +209,7 @@ describe('fill and coverage per meter', () => {
 
 describe('fill=null and the row cap', () => {
   it('counts every bucket it answers', async () => {
-    const small = await startHarness({ settings: { ENERGY_MAX_ROWS: 100 } })
+    const small = await startHarness({ settings: { maxRows: 100 } })
     try {
       await insertFixtures(small.db)
       const smallKey = await keyFor(small.db, ['*'])

@@ -336,7 +336,7 @@ describe('row cap', () => {
   let small: Harness
   let smallKey: string
   beforeAll(async () => {
-    small = await startHarness({ settings: { ENERGY_MAX_ROWS: 100 } })
+    small = await startHarness({ settings: { maxRows: 100 } })
     await insertFixtures(small.db)
     smallKey = await keyFor(small.db, ['*'])
   })

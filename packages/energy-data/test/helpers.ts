@@ -1,8 +1,9 @@
 import { createTestDatabase, type TestDatabase } from '@campus/shared/testing'
 import type { FastifyInstance } from 'fastify'
 import type { Kysely } from 'kysely'
-import { buildApp, type EnergySettings } from '../src/app.ts'
+import { buildApp } from '../src/app.ts'
 import { GROUP_COLUMNS } from '../src/catalogue/groups.ts'
+import { defaultSettings, type EnergySettings } from '../src/config.ts'
 import type { EnergyDatabase } from '../src/db/schema.ts'
 import { createApiKey } from '../src/repositories/api-keys.ts'
 import { energyService } from '../src/service.ts'
@@ -19,8 +20,8 @@ export async function startHarness(
 ): Promise<Harness> {
   const database = await createTestDatabase<EnergyDatabase>('energy', energyService.migrationsDir)
   const app = await buildApp({
-    database: database as never,
-    settings: options.settings,
+    database,
+    settings: defaultSettings(options.settings),
     now: options.now,
     logLevel: process.env.TEST_LOG_LEVEL ?? 'silent',
   })

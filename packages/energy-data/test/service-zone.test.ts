@@ -3,6 +3,7 @@ import type { TestDatabase } from '@campus/shared/testing'
 import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildApp } from '../src/app.ts'
+import { defaultSettings } from '../src/config.ts'
 import type { EnergyDatabase } from '../src/db/schema.ts'
 import { createApiKey } from '../src/repositories/api-keys.ts'
 import { createFixtureDatabase, END } from './charts-fixture.ts'
@@ -13,7 +14,7 @@ let key: string
 
 beforeAll(async () => {
   database = await createFixtureDatabase()
-  app = await buildApp({ database: database as never, settings: { ENERGY_TIMEZONE: 'UTC' }, now: () => END })
+  app = await buildApp({ database: database as never, settings: defaultSettings({ zone: 'UTC' }), now: () => END })
   await app.ready()
   key = (await createApiKey(database.db, { name: 'zone', endpoints: ['*'] })).key
 })
@@ -71,8 +72,8 @@ describe('ENERGY_TIMEZONE=UTC', () => {
   })
 
   it('refuses to start with a zone that is not an IANA name', async () => {
-    await expect(buildApp({ database: database as never, settings: { ENERGY_TIMEZONE: 'Rome' } })).rejects.toThrow(
-      /ENERGY_TIMEZONE "Rome" is not an IANA time zone name/,
-    )
+    await expect(
+      buildApp({ database: database as never, settings: defaultSettings({ zone: 'Rome' }) }),
+    ).rejects.toThrow(/ENERGY_TIMEZONE "Rome" is not an IANA time zone name/)
   })
 })

@@ -1,18 +1,8 @@
 /**
  * The instance every plugin of the server works on: Fastify with the TypeBox type provider,
- * plus the services the capability plugins (`plugins/`) decorate it with. Typed here rather
- * than by augmenting Fastify's own interfaces, which both services would share in one program.
+ * plus the services the capability plugins (`plugins/`) decorate it with.
  */
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import type {
-  FastifyBaseLogger,
-  FastifyInstance,
-  FastifyPluginAsync,
-  RawReplyDefaultExpression,
-  RawRequestDefaultExpression,
-  RawServerDefault,
-} from 'fastify'
-import fp from 'fastify-plugin'
+import { routePlugins, type ServiceApp } from '@campus/shared'
 import type { Kysely } from 'kysely'
 import type { Changes } from './changes/commit.ts'
 import type { OAuthSettings } from './config.ts'
@@ -34,22 +24,10 @@ export interface OAuthServices {
   openid: OpenIdKeys
 }
 
-export type OAuthApp = FastifyInstance<
-  RawServerDefault,
-  RawRequestDefaultExpression,
-  RawReplyDefaultExpression,
-  FastifyBaseLogger,
-  TypeBoxTypeProvider
-> &
-  OAuthServices
+export type OAuthApp = ServiceApp<OAuthServices>
 
 /** The capability plugins, by the name they register under. */
-export const CAPABILITIES = ['oauth-settings', 'oauth-database', 'oauth-throttle', 'oauth-changes', 'oauth-openid']
+const CAPABILITIES = ['oauth-settings', 'oauth-database', 'oauth-throttle', 'oauth-changes', 'oauth-openid']
 
-/**
- * A plugin of routes: named, encapsulated, registered after the capability plugins it depends
- * on (Fastify checks), and handed the instance typed with their decorations.
- */
-export function routePlugin(name: string, routes: (app: OAuthApp) => void | Promise<void>): FastifyPluginAsync {
-  return fp(async (app) => routes(app as OAuthApp), { name, dependencies: CAPABILITIES, encapsulate: true })
-}
+/** A plugin of routes, registered after the capability plugins and handed the typed instance. */
+export const routePlugin = routePlugins<OAuthApp>(CAPABILITIES)

@@ -21,6 +21,7 @@ export {
 } from './config.ts'
 export * from './db/index.ts'
 export { type ErrorFormat, HttpError, type ValidationIssue } from './errors.ts'
+export { routePlugins, type ServiceApp } from './server/composition.ts'
 export { HealthCheck } from './server/health.ts'
 export { redactUrl, serverOptions } from './server/logging.ts'
 export { type PlatformOptions, registerPlatform } from './server/platform.ts'

@@ -1,9 +1,10 @@
-import type { FastifyInstance, FastifyRequest, FastifySchema } from 'fastify'
+import type { FastifyRequest, FastifySchema } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Kysely } from 'kysely'
 import Type from 'typebox'
 import type { EnergyDatabase } from '../db/schema.ts'
 import { digestApiKey, endpointAllowed, looksLikeApiKey } from '../domain/api-keys.ts'
+import type { EnergyApp } from '../energy-app.ts'
 import { DetailError } from '../errors.ts'
 import { type ApiKeyRecord, findApiKeyByDigest, touchApiKey } from '../repositories/api-keys.ts'
 import { keyErrorResponses } from '../schemas/errors.ts'
@@ -18,13 +19,16 @@ import { keyErrorResponses } from '../schemas/errors.ts'
  */
 export type RouteAuth = 'key' | 'key-any-endpoint' | 'public'
 
+/** Route config of the views anyone may call. */
+export const PUBLIC_ROUTE = { auth: 'public' } as const
+
+/** Every route of the API with its guard, for `/auth/apikey/endpoints`. */
+export type EndpointCatalog = Array<{ path: string; auth: RouteAuth }>
+
+// what a route declares and a request carries: per-route and per-request, not decorations of the instance
 declare module 'fastify' {
   interface FastifyContextConfig {
     auth?: RouteAuth
-  }
-  interface FastifyInstance {
-    /** Every route of the API with its guard, for `/auth/apikey/endpoints`. */
-    endpointCatalog: Array<{ path: string; auth: RouteAuth }>
   }
   interface FastifyRequest {
     /** The key the request was authenticated with, when it carried a valid one. */
@@ -66,16 +70,8 @@ async function authenticate(db: Kysely<EnergyDatabase>, header: string | string[
   return key
 }
 
-export interface AuthOptions {
-  db: Kysely<EnergyDatabase>
-  requireKeyEverywhere: boolean
-}
-
 /** The API's endpoints a key may call: its patterns' matches, the key-only checks and the public ones. */
-export function endpointsForKey(
-  catalog: ReadonlyArray<{ path: string; auth: RouteAuth }>,
-  key: ApiKeyRecord,
-): string[] {
+export function endpointsForKey(catalog: Readonly<EndpointCatalog>, key: ApiKeyRecord): string[] {
   return catalog
     .filter((e) => e.auth !== 'key' || endpointAllowed(key.endpoints, e.path))
     .map((e) => e.path)
@@ -96,10 +92,15 @@ function declareGuardResponses(schema: FastifySchema | undefined, auth: RouteAut
   for (const [status, body] of Object.entries(guard)) responses[status] ??= body
 }
 
-/** Checks `x-api-key` before anything else runs (no validation detail leaks to anonymous callers). */
+/**
+ * Decorates `endpointCatalog`; checks `x-api-key` before anything else runs (no validation detail
+ * leaks to anonymous callers) on every route registered after it.
+ */
 export const authPlugin = fp(
-  async (app: FastifyInstance, options: AuthOptions) => {
-    const catalog: Array<{ path: string; auth: RouteAuth }> = []
+  async (app) => {
+    const { db, settings } = app as EnergyApp
+    const { requireKeyEverywhere } = settings
+    const catalog: EndpointCatalog = []
     const touched = new Map<number, number>()
     app.decorate('endpointCatalog', catalog)
     app.addHook('onRoute', (route) => {
@@ -108,19 +109,19 @@ export const authPlugin = fp(
       const path = url.replace(/:(\w+)/g, '{$1}')
       const auth = route.config?.auth ?? 'key'
       if (!catalog.some((e) => e.path === path)) catalog.push({ path, auth })
-      declareGuardResponses(route.schema, auth, options.requireKeyEverywhere)
+      declareGuardResponses(route.schema, auth, requireKeyEverywhere)
     })
     app.addHook('onRequest', async (request) => {
       if (request.is404) return
       const mode = routeAuth(request)
       if (mode === undefined) return
-      if (mode === 'public' && !options.requireKeyEverywhere) {
+      if (mode === 'public' && !requireKeyEverywhere) {
         // a key sent to a public endpoint still counts against that key's own rate
         const header = request.headers['x-api-key']
-        if (header) request.apiKey = await authenticate(options.db, header).catch(() => undefined)
+        if (header) request.apiKey = await authenticate(db, header).catch(() => undefined)
         return
       }
-      const key = await authenticate(options.db, request.headers['x-api-key'])
+      const key = await authenticate(db, request.headers['x-api-key'])
       request.apiKey = key
       if (mode === 'key' && !endpointAllowed(key.endpoints, request.url.split('?')[0] ?? '')) {
         throw new DetailError(403, 'This API key may not call this endpoint')
@@ -136,8 +137,8 @@ export const authPlugin = fp(
       if ((touched.get(key.id) ?? 0) >= now - 60_000) return
       if (touched.size > 10_000) touched.clear()
       touched.set(key.id, now)
-      await touchApiKey(options.db, key.id).catch((error: unknown) => request.log.warn({ err: error }, 'last_used_at'))
+      await touchApiKey(db, key.id).catch((error: unknown) => request.log.warn({ err: error }, 'last_used_at'))
     })
   },
-  { name: 'energy-auth' },
+  { name: 'energy-auth', dependencies: ['energy-settings', 'energy-database'] },
 )

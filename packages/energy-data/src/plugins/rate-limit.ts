@@ -1,20 +1,9 @@
 import rateLimit from '@fastify/rate-limit'
-import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { Redis } from 'ioredis'
+import type { EnergyApp } from '../energy-app.ts'
 import { DetailError } from '../errors.ts'
 import { routeAuth } from './auth.ts'
-
-export interface RateLimitOptions {
-  /** Requests per minute and client address on public routes. */
-  publicPerMinute: number
-  /** Requests per minute and API key. */
-  keyPerMinute: number
-  /** Counters shared by every instance; per-process memory without it. */
-  redisUrl?: string | undefined
-  /** Prefix of the counters in Redis. */
-  redisPrefix?: string
-}
 
 /**
  * Every route registered after this plugin is limited: per API key when the request carries a
@@ -23,20 +12,21 @@ export interface RateLimitOptions {
  * Over the limit: 429 `{"detail": ...}` with `Retry-After`.
  */
 export const rateLimitPlugin = fp(
-  async (app: FastifyInstance, options: RateLimitOptions) => {
-    const redis = options.redisUrl
-      ? new Redis(options.redisUrl, { maxRetriesPerRequest: 1, connectTimeout: 2000, lazyConnect: false })
+  async (app) => {
+    const { settings } = app as EnergyApp
+    const redis = settings.redisUrl
+      ? new Redis(settings.redisUrl, { maxRetriesPerRequest: 1, connectTimeout: 2000, lazyConnect: false })
       : undefined
     if (redis) app.addHook('onClose', async () => void redis.disconnect())
     await app.register(rateLimit, {
       global: true,
       timeWindow: 60_000,
-      ...(redis ? { redis, nameSpace: options.redisPrefix ?? 'energy-rl:' } : {}),
+      ...(redis ? { redis, nameSpace: settings.rateLimitPrefix } : {}),
       // a counter store that fails must not take the API down with it
       skipOnError: true,
       allowList: (request) => routeAuth(request) === undefined,
       keyGenerator: (request) => (request.apiKey ? `key:${request.apiKey.id}` : `ip:${request.ip}`),
-      max: (request) => (request.apiKey ? options.keyPerMinute : options.publicPerMinute),
+      max: (request) => (request.apiKey ? settings.rateLimitKey : settings.rateLimitPublic),
       errorResponseBuilder: (_request, context) =>
         new DetailError(
           context.statusCode,
@@ -44,5 +34,5 @@ export const rateLimitPlugin = fp(
         ),
     })
   },
-  { name: 'energy-rate-limit', dependencies: ['energy-auth'] },
+  { name: 'energy-rate-limit', dependencies: ['energy-settings', 'energy-auth'] },
 )

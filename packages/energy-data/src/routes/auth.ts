@@ -1,9 +1,9 @@
-import type { FastifyInstance } from 'fastify'
 import Type from 'typebox'
 import { sendCached } from '../dashboard/http-cache.ts'
-import { apiKeyHeaders, apiKeySecurity, endpointsForKey } from '../plugins/auth.ts'
+import { routePlugin } from '../energy-app.ts'
+import { apiKeyHeaders, apiKeySecurity, endpointsForKey, PUBLIC_ROUTE } from '../plugins/auth.ts'
 import { DetailResponse, keyErrorResponses } from '../schemas/errors.ts'
-import { NotModified } from './chart-report-schemas.ts'
+import { NotModified } from '../schemas/views.ts'
 
 const AuthStatus = Type.Object(
   {
@@ -14,7 +14,7 @@ const AuthStatus = Type.Object(
 )
 
 /** Developer checks: is my key valid, what may it call. */
-export async function authRoutes(app: FastifyInstance): Promise<void> {
+export const authRoutes = routePlugin('energy-auth-routes', (app) => {
   app.get(
     '/auth/protected',
     {
@@ -34,7 +34,7 @@ export async function authRoutes(app: FastifyInstance): Promise<void> {
   app.get(
     '/auth/public',
     {
-      config: { auth: 'public' },
+      config: PUBLIC_ROUTE,
       schema: {
         tags: ['Developers'],
         summary: 'Check without a key',
@@ -67,4 +67,4 @@ export async function authRoutes(app: FastifyInstance): Promise<void> {
     },
     async (request) => (request.apiKey ? endpointsForKey(app.endpointCatalog, request.apiKey) : []),
   )
-}
+})

@@ -1,19 +1,9 @@
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import type { FastifyInstance } from 'fastify'
-import type { Kysely } from 'kysely'
 import Type from 'typebox'
 import { buildChart, CHART_NAMES, type ChartName, DAILY_DAYS, SERIES_DAYS } from '../charts/charts.ts'
 import { sendCached } from '../dashboard/http-cache.ts'
-import type { EnergyDatabase } from '../db/schema.ts'
-import {
-  CACHING_NOTE,
-  cached,
-  Lang,
-  NotFoundBody,
-  NotModified,
-  PUBLIC_ROUTE,
-  ValidationErrorBody,
-} from './chart-report-schemas.ts'
+import { routePlugin } from '../energy-app.ts'
+import { PUBLIC_ROUTE } from '../plugins/auth.ts'
+import { CACHING_NOTE, cached, Lang, NotFoundBody, NotModified, ValidationErrorBody } from '../schemas/views.ts'
 
 const windowNote = (zone: string) =>
   'The window ends with the newest quarter hour stored for the chart (now when there is none): when the data ' +
@@ -97,11 +87,9 @@ const ChartConfigBody = Type.Object(
   },
 )
 
-export async function chartRoutes(
-  parent: FastifyInstance,
-  options: { db: Kysely<EnergyDatabase>; zone: string; now: () => number },
-): Promise<void> {
-  const app = parent.withTypeProvider<TypeBoxTypeProvider>()
+/** Chart.js configurations of the public charts. */
+export const chartRoutes = routePlugin('energy-chart-routes', (app) => {
+  const { db, settings, now } = app
   for (const name of CHART_NAMES) {
     app.get(
       `/chart/${name}`,
@@ -110,7 +98,7 @@ export async function chartRoutes(
         schema: {
           tags: ['Chart'],
           summary: DESCRIPTIONS[name].summary,
-          description: `${DESCRIPTIONS[name].description}\n\n${windowNote(options.zone)}\n\n${CACHING_NOTE}`,
+          description: `${DESCRIPTIONS[name].description}\n\n${windowNote(settings.zone)}\n\n${CACHING_NOTE}`,
           querystring: Type.Object({ lang: Type.Optional(Lang) }),
           response: {
             200: cached(ChartConfigBody),
@@ -121,13 +109,13 @@ export async function chartRoutes(
         },
       },
       async (request, reply) => {
-        const config = await buildChart(options.db, name, {
+        const config = await buildChart(db, name, {
           lang: request.query.lang ?? 'it',
-          zone: options.zone,
-          now: options.now(),
+          zone: settings.zone,
+          now: now(),
         })
         return sendCached(request, reply, JSON.stringify(config), 'application/json; charset=utf-8')
       },
     )
   }
-}
+})

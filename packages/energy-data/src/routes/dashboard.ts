@@ -1,8 +1,6 @@
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import type { FastifyInstance } from 'fastify'
 import type { Kysely } from 'kysely'
 import Negotiator from 'negotiator'
 import Type from 'typebox'
@@ -12,9 +10,11 @@ import { sendCached } from '../dashboard/http-cache.ts'
 import { type DataStatus, dashboardPage } from '../dashboard/page.ts'
 import type { EnergyDatabase } from '../db/schema.ts'
 import { DAY_MS, QUARTER_MS } from '../domain/time.ts'
+import { routePlugin } from '../energy-app.ts'
 import { DetailError } from '../errors.ts'
+import { PUBLIC_ROUTE } from '../plugins/auth.ts'
 import { latestQuarter } from '../repositories/views.ts'
-import { cached, NotFoundBody, NotModified, PUBLIC_ROUTE, ValidationErrorBody } from './chart-report-schemas.ts'
+import { cached, NotFoundBody, NotModified, ValidationErrorBody } from '../schemas/views.ts'
 
 /** Scripts, styles, data and images from this origin only; nothing inline, no frames, no forms elsewhere. */
 export const DASHBOARD_CSP = [
@@ -92,14 +92,9 @@ async function dataStatus(db: Kysely<EnergyDatabase>, zone: string, now: number)
   return { until, stale, zone }
 }
 
-export interface DashboardRoutesOptions {
-  db: Kysely<EnergyDatabase>
-  zone: string
-  now: () => number
-}
-
-export async function dashboardRoutes(parent: FastifyInstance, options: DashboardRoutesOptions): Promise<void> {
-  const app = parent.withTypeProvider<TypeBoxTypeProvider>()
+/** The dashboard page and its assets. */
+export const dashboardRoutes = routePlugin('energy-dashboard-routes', (app) => {
+  const { db, settings, now } = app
   const assets = loadAssets()
 
   app.get(
@@ -122,7 +117,7 @@ export async function dashboardRoutes(parent: FastifyInstance, options: Dashboar
     async (request, reply) => {
       reply.headers(SECURITY_HEADERS)
       const lang = pageLanguage(request.query.lang, request.headers['accept-language'])
-      const page = dashboardPage(lang, CHART_NAMES, await dataStatus(options.db, options.zone, options.now()))
+      const page = dashboardPage(lang, CHART_NAMES, await dataStatus(db, settings.zone, now()))
       return sendCached(request, reply, page, 'text/html; charset=utf-8', { vary: 'Accept-Language' })
     },
   )
@@ -155,4 +150,4 @@ export async function dashboardRoutes(parent: FastifyInstance, options: Dashboar
       return sendCached(request, reply, asset.body, asset.contentType, { maxAge: asset.maxAge })
     },
   )
-}
+})

@@ -1,13 +1,10 @@
 import type { ValidationIssue } from '@campus/shared'
-import type { FastifyInstance, FastifyReply } from 'fastify'
-import type { Kysely } from 'kysely'
-import type pg from 'pg'
+import type { FastifyReply } from 'fastify'
 import { GROUP_NAMES, GROUPS } from '../catalogue/groups.ts'
-import type { EnergyDatabase } from '../db/schema.ts'
 import type { Aggregation } from '../domain/aggregation.ts'
 import { dataDefaults, resolveWindow } from '../domain/window.ts'
+import { routePlugin } from '../energy-app.ts'
 import type { DataFormat } from '../export/encoders.ts'
-import { createExporter } from '../export/export.ts'
 import { apiKeyHeaders, apiKeySecurity } from '../plugins/auth.ts'
 import type { SeriesSource } from '../repositories/measurements.ts'
 import { lowestMeterId, unknownMeterIds } from '../repositories/metadata.ts'
@@ -21,18 +18,7 @@ import {
   metersQuerySchema,
 } from '../schemas/measurements.ts'
 
-export interface DataRoutesOptions {
-  db: Kysely<EnergyDatabase>
-  pool: pg.Pool
-  /** Default zone of local days and output offsets. */
-  zone: string
-  maxRows: number
-  /** Most multi-slice exports streamed at once by this process. */
-  maxStreams: number
-  /** Clock of the default window (tests pin it). */
-  now?: () => number
-}
-
+/** The query as validated by `dataQuerySchema` (defaults applied); named here, as the schema's enums are built from lists. */
 interface DataQuery {
   aggregation: Aggregation
   data_format: DataFormat
@@ -46,13 +32,12 @@ interface DataQuery {
 const busy = { ...DetailResponse, description: 'Too many exports in progress in this process; see Retry-After' }
 
 /** Measurement series: `/data/meters` (per-meter table) and one route per group's wide table. */
-export async function dataRoutes(app: FastifyInstance, options: DataRoutesOptions): Promise<void> {
-  const now = options.now ?? Date.now
-  const exporter = createExporter(options)
+export const dataRoutes = routePlugin('energy-data-routes', (app) => {
+  const { db, exporter, settings, now } = app
 
   async function stream(reply: FastifyReply, query: DataQuery, source: SeriesSource, issues: ValidationIssue[] = []) {
     const { zone, ...window } = resolveWindow(query, {
-      zone: options.zone,
+      zone: settings.zone,
       defaults: dataDefaults(query.aggregation, now()),
       issues,
     })
@@ -75,7 +60,7 @@ export async function dataRoutes(app: FastifyInstance, options: DataRoutesOption
     return reply.header('content-type', response.contentType).send(response.body)
   }
 
-  app.get(
+  app.get<{ Querystring: DataQuery & { ids?: number[]; tag: string[] } }>(
     '/data/meters',
     {
       schema: {
@@ -98,15 +83,15 @@ export async function dataRoutes(app: FastifyInstance, options: DataRoutesOption
       },
     },
     async (request, reply) => {
-      const query = request.query as DataQuery & { ids?: number[]; tag: string[] }
+      const query = request.query
       let ids = query.ids
       const issues: ValidationIssue[] = []
       if (ids === undefined) {
-        const lowest = await lowestMeterId(options.db)
+        const lowest = await lowestMeterId(db)
         ids = lowest === null ? [] : [lowest]
       } else {
         ids = [...new Set(ids)]
-        for (const id of await unknownMeterIds(options.db, ids)) {
+        for (const id of await unknownMeterIds(db, ids)) {
           issues.push({ loc: ['query', 'ids'], msg: `Meter ${id} does not exist`, type: 'value_error' })
         }
       }
@@ -119,7 +104,7 @@ export async function dataRoutes(app: FastifyInstance, options: DataRoutesOption
     // the chiller plants are only kept at their stored resolution
     const aggregations: Aggregation[] | undefined = group === 'centrali_frigo' ? ['15 m'] : undefined
     const row = groupRowSchema(group)
-    app.get(
+    app.get<{ Querystring: DataQuery }>(
       `/data/${group}`,
       {
         schema: {
@@ -140,7 +125,7 @@ export async function dataRoutes(app: FastifyInstance, options: DataRoutesOption
           },
         },
       },
-      async (request, reply) => stream(reply, request.query as DataQuery, { kind: 'group', group }),
+      async (request, reply) => stream(reply, request.query, { kind: 'group', group }),
     )
   }
-}
+})

@@ -1,10 +1,8 @@
-import type { FastifyInstance } from 'fastify'
-import type { Kysely } from 'kysely'
 import Type from 'typebox'
 import { sendCached } from '../dashboard/http-cache.ts'
-import type { EnergyDatabase } from '../db/schema.ts'
+import { routePlugin } from '../energy-app.ts'
 import { DetailError } from '../errors.ts'
-import { apiKeyHeaders, apiKeySecurity } from '../plugins/auth.ts'
+import { apiKeyHeaders, apiKeySecurity, PUBLIC_ROUTE } from '../plugins/auth.ts'
 import {
   type DataloggerRow,
   findDatalogger,
@@ -17,7 +15,7 @@ import {
 } from '../repositories/metadata.ts'
 import { DetailResponse, HTTPValidationError, keyErrorResponses } from '../schemas/errors.ts'
 import { Datalogger, Meter } from '../schemas/metadata.ts'
-import { NotModified } from './chart-report-schemas.ts'
+import { NotModified } from '../schemas/views.ts'
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null)
 
@@ -51,8 +49,8 @@ const notFound = () => new DetailError(404, 'Not Found')
 const withValidation = { ...keyErrorResponses, 422: HTTPValidationError }
 
 /** Meters and dataloggers of the monitoring infrastructure. */
-export async function metadataRoutes(app: FastifyInstance, options: { db: Kysely<EnergyDatabase> }): Promise<void> {
-  const { db } = options
+export const metadataRoutes = routePlugin('energy-metadata-routes', (app) => {
+  const { db } = app
   const common = { tags: ['Metadata'], headers: apiKeyHeaders, security: apiKeySecurity }
 
   app.get(
@@ -88,7 +86,7 @@ export async function metadataRoutes(app: FastifyInstance, options: { db: Kysely
   app.get(
     '/metadata/meters/next',
     {
-      config: { auth: 'public' },
+      config: PUBLIC_ROUTE,
       schema: {
         tags: ['Metadata'],
         summary: 'Next meter id',
@@ -129,7 +127,7 @@ export async function metadataRoutes(app: FastifyInstance, options: { db: Kysely
       },
     },
     async (request) => {
-      const meter = await findMeter(db, Number((request.params as { uuid: string }).uuid))
+      const meter = await findMeter(db, Number(request.params.uuid))
       if (!meter) throw notFound()
       return meterBody(meter)
     },
@@ -160,9 +158,9 @@ export async function metadataRoutes(app: FastifyInstance, options: { db: Kysely
       },
     },
     async (request) => {
-      const datalogger = await findDatalogger(db, (request.params as { uuid: string }).uuid)
+      const datalogger = await findDatalogger(db, request.params.uuid)
       if (!datalogger) throw notFound()
       return dataloggerBody(datalogger)
     },
   )
-}
+})

@@ -1,11 +1,10 @@
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import type { Kysely } from 'kysely'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import Negotiator from 'negotiator'
 import Type from 'typebox'
 import { LANGUAGES } from '../charts/i18n.ts'
 import { sendCached } from '../dashboard/http-cache.ts'
-import type { EnergyDatabase } from '../db/schema.ts'
+import { routePlugin } from '../energy-app.ts'
+import { PUBLIC_ROUTE } from '../plugins/auth.ts'
 import { type Block, REPORT_FORMATS, type ReportFormat, renderReport } from '../reports/document.ts'
 import {
   buildMeterReport,
@@ -17,15 +16,7 @@ import {
   MAX_REPORT_DAYS,
   type ReportContext,
 } from '../reports/reports.ts'
-import {
-  CACHING_NOTE,
-  cached,
-  DetailBody,
-  NotFoundBody,
-  NotModified,
-  PUBLIC_ROUTE,
-  ValidationErrorBody,
-} from './chart-report-schemas.ts'
+import { CACHING_NOTE, cached, DetailBody, NotFoundBody, NotModified, ValidationErrorBody } from '../schemas/views.ts'
 
 const bound = (which: 'start' | 'end', defaultDays: number) =>
   Type.Optional(
@@ -128,17 +119,11 @@ function send(
   return sendCached(request, reply, body, contentType, { vary: 'Accept' })
 }
 
-export interface ReportRoutesOptions {
-  db: Kysely<EnergyDatabase>
-  /** The service's zone (ENERGY_TIMEZONE). */
-  zone: string
-  now: () => number
-}
-
-export async function reportRoutes(parent: FastifyInstance, options: ReportRoutesOptions): Promise<void> {
-  const app = parent.withTypeProvider<TypeBoxTypeProvider>()
-  const context = (): ReportContext => ({ db: options.db, zone: options.zone, now: options.now() })
-  const WINDOW = windowParams(options.zone, DEFAULT_REPORT_DAYS)
+/** The textual reports. */
+export const reportRoutes = routePlugin('energy-report-routes', (app) => {
+  const { db, settings, now } = app
+  const context = (): ReportContext => ({ db, zone: settings.zone, now: now() })
+  const WINDOW = windowParams(settings.zone, DEFAULT_REPORT_DAYS)
   const responses = { 200: cached(ReportBody), 304: NotModified, 404: NotFoundBody, 422: ValidationErrorBody }
 
   app.get(
@@ -160,14 +145,14 @@ export async function reportRoutes(parent: FastifyInstance, options: ReportRoute
             description: 'Meter id (a positive integer).',
             examples: [860],
           }),
-          ...windowParams(options.zone, DEFAULT_METER_DAYS),
+          ...windowParams(settings.zone, DEFAULT_METER_DAYS),
         }),
         response: { ...responses, 404: DetailBody },
       },
     },
     async (request, reply) => {
-      const { uuid, format, ...window } = request.query
-      return send(request, reply, await buildMeterReport(context(), uuid, window), format)
+      const { uuid: meterId, format, ...window } = request.query
+      return send(request, reply, await buildMeterReport(context(), meterId, window), format)
     },
   )
 
@@ -239,7 +224,7 @@ export async function reportRoutes(parent: FastifyInstance, options: ReportRoute
               examples: [2025],
             }),
           ),
-          timezone: timezoneParam(options.zone),
+          timezone: timezoneParam(settings.zone),
           format: Format,
           lang: ReportLang,
         }),
@@ -251,4 +236,4 @@ export async function reportRoutes(parent: FastifyInstance, options: ReportRoute
       return send(request, reply, await buildPalinsestiReport(context(), { ...query, year }), format)
     },
   )
-}
+})

@@ -158,7 +158,7 @@ describe('concurrent exports per process', () => {
   let h: Harness
   let base: string
   beforeAll(async () => {
-    h = await startHarness({ settings: { ENERGY_MAX_STREAMS: 3, ENERGY_RATE_LIMIT_KEY: 10_000 } })
+    h = await startHarness({ settings: { maxStreams: 3, rateLimitKey: 10_000 } })
     await seedMonth(h.database.pool)
     await h.app.listen({ port: 0, host: '127.0.0.1' })
     base = `http://127.0.0.1:${(h.app.server.address() as { port: number }).port}`
@@ -202,7 +202,7 @@ describe('concurrent exports per process', () => {
 describe('per-key request rate', () => {
   let h: Harness
   beforeAll(async () => {
-    h = await startHarness({ settings: { ENERGY_RATE_LIMIT_KEY: 5 } })
+    h = await startHarness({ settings: { rateLimitKey: 5 } })
   })
   afterAll(async () => h?.close())
 

@@ -3,6 +3,7 @@ import { createTestDatabase, startTcpProxy, type TcpProxy, type TestDatabase } f
 import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildApp } from '../../src/app.ts'
+import { defaultSettings } from '../../src/config.ts'
 import type { EnergyDatabase } from '../../src/db/schema.ts'
 import { createApiKey } from '../../src/repositories/api-keys.ts'
 import { energyService } from '../../src/service.ts'
@@ -25,7 +26,7 @@ function looksComplete(format: 'raw' | 'csv', body: string): boolean {
 describe('the database connection cut mid-request and mid-stream', () => {
   let database: TestDatabase<EnergyDatabase>
   let proxy: TcpProxy
-  let proxied: Database<unknown>
+  let proxied: Database<EnergyDatabase>
   let app: FastifyInstance
   let base: string
   let key: string
@@ -37,8 +38,8 @@ describe('the database connection cut mid-request and mid-stream', () => {
     const url = new URL(database.url)
     proxy = await startTcpProxy(url.hostname, Number(url.port || 5432))
     // a short connection timeout: a refused database shows quickly
-    proxied = createDatabase(proxy.rewrite(database.url), { max: 4, connectionTimeoutMillis: 2000 })
-    app = await buildApp({ database: proxied, settings: { ENERGY_RATE_LIMIT_KEY: 100_000 } })
+    proxied = createDatabase<EnergyDatabase>(proxy.rewrite(database.url), { max: 4, connectionTimeoutMillis: 2000 })
+    app = await buildApp({ database: proxied, settings: defaultSettings({ rateLimitKey: 100_000 }) })
     await app.listen({ port: 0, host: '127.0.0.1' })
     base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`
   }, 120_000)

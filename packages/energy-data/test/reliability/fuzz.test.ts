@@ -44,7 +44,7 @@ describe('fuzzing the data API from its OpenAPI document', () => {
   beforeAll(async () => {
     // limits high enough that 429 does not hide what the routes answer
     h = await startHarness({
-      settings: { ENERGY_RATE_LIMIT_KEY: 1_000_000, ENERGY_RATE_LIMIT_PUBLIC: 1_000_000 },
+      settings: { rateLimitKey: 1_000_000, rateLimitPublic: 1_000_000 },
       now: () => NOW,
     })
     await seed(h.database.pool, { from: '2025-03-29', to: '2025-04-01', seed: '5' })

@@ -1,4 +1,4 @@
-/** Request and response schemas shared by the public chart, report and dashboard routes. */
+/** Request and response schemas shared by the public views: charts, reports, the dashboard, cached answers. */
 import Type from 'typebox'
 import { LANGUAGES } from '../charts/i18n.ts'
 import { VIEW_MAX_AGE } from '../dashboard/http-cache.ts'
@@ -59,6 +59,3 @@ export const CACHING_NOTE =
   `Public (no \`x-api-key\`). Cached over HTTP: a strong \`ETag\` computed from the body, ` +
   `\`Cache-Control: public, max-age=${VIEW_MAX_AGE}\` (the data moves every 15 minutes), and \`304\` with an ` +
   'empty body when `If-None-Match` names the current ETag.'
-
-/** Route config read by the authentication plugin: these routes need no API key. */
-export const PUBLIC_ROUTE = { auth: 'public' } as const
