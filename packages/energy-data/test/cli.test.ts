@@ -19,13 +19,14 @@ const dir = mkdtempSync(join(tmpdir(), 'energy-cli-'))
 
 let database: TestDatabase<EnergyDatabase>
 
-async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+/** `pnpm energy ...` as its own process, on the test database or on the one at `url`. */
+async function cli(args: string[], url = database.url): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
     const { stdout, stderr } = await run(
       process.execPath,
       ['--experimental-strip-types', '--disable-warning=ExperimentalWarning', CLI, ...args],
       {
-        env: { ...process.env, ENERGY_DATABASE_URL: database.url, LOG_LEVEL: 'silent' },
+        env: { ...process.env, ENERGY_DATABASE_URL: url, LOG_LEVEL: 'silent', MIGRATE_ON_START: '' },
       },
     )
     return { code: 0, stdout, stderr }
@@ -75,8 +76,9 @@ describe('key commands (real processes)', () => {
     const revoked = await cli(['key:revoke', '--id', String(key.id)])
     expect(revoked.code).toBe(0)
     expect((JSON.parse(revoked.stdout) as { revoked: Array<{ state: string }> }).revoked[0]?.state).toBe('revoked')
+    // the command line is right, the work cannot be done: a failure, not a usage mistake
     const again = await cli(['key:revoke', '--id', String(key.id)])
-    expect(again.code).toBe(2)
+    expect(again.code).toBe(1)
     expect(again.stderr).toContain('no active key matches')
   })
 
@@ -92,6 +94,34 @@ describe('key commands (real processes)', () => {
       expect(result.code, args.join(' ')).toBe(2)
       expect(result.stderr).toContain('usage: pnpm energy')
       expect(result.stdout).toBe('')
+    }
+  })
+})
+
+describe('every command checks the migrations first', () => {
+  it('refuses a database with pending migrations, saying how to apply them, and changes nothing', async () => {
+    const empty = await createTestDatabase<unknown>('energycli', mkdtempSync(join(tmpdir(), 'no-migrations-')))
+    try {
+      for (const args of [
+        ['key:create', '--name', 'x'],
+        ['key:list'],
+        ['key:revoke', '--id', '1'],
+        ['seed', '--from', '2025-05-01', '--to', '2025-05-02'],
+        ['import', join(dir, 'missing.csv')],
+        ['demo', '--days', '1'],
+      ]) {
+        const result = await cli(args, empty.url)
+        expect(result.code, args.join(' ')).toBe(1)
+        expect(result.stderr).toContain('migration(s) pending')
+        expect(result.stderr).toContain('pnpm db:migrate')
+        expect(result.stdout).toBe('')
+      }
+      // only the migrator's own bookkeeping, which the empty test database was made with
+      const tables = await sql<{ name: string }>`
+        select table_name as name from information_schema.tables where table_schema = 'public'`.execute(empty.db)
+      expect(tables.rows.map((t) => t.name)).toEqual(['schema_migrations'])
+    } finally {
+      await empty.close()
     }
   })
 })
@@ -219,7 +249,7 @@ describe('import', () => {
       'pv-bad.csv',
       'time_15m,tot_pv\n2025-06-01 10:15:00,101\n2025-06-01 10:30:00,abc\n2025-06-01 10:40:00,5\n',
     )
-    const result = await cliOn(fresh, ['import', good, bad])
+    const result = await cli(['import', good, bad], fresh.url)
     expect(result.code).toBe(1)
     expect(result.stderr).toContain(`${bad}:3: column tot_pv: "abc" is not a number`)
     expect(result.stderr).toContain(`${bad}:4: column time_15m: 2025-06-01 10:40:00 is not on a quarter hour`)
@@ -287,13 +317,3 @@ describe('import', () => {
     }
   })
 })
-
-async function cliOn(target: TestDatabase<EnergyDatabase>, args: string[]) {
-  const saved = database
-  database = target
-  try {
-    return await cli(args)
-  } finally {
-    database = saved
-  }
-}

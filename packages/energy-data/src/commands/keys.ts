@@ -1,13 +1,9 @@
+import { commandFailed, usageError } from '@campus/shared'
 import type { Kysely } from 'kysely'
 import type { EnergyDatabase } from '../db/schema.ts'
 import { isEndpointPattern } from '../domain/api-keys.ts'
 import { parseInstant } from '../domain/time.ts'
 import { type ApiKeyRecord, createApiKey, listApiKeys, revokeApiKeys } from '../repositories/api-keys.ts'
-
-/** A command-line mistake: printed as is, exit code 2. */
-export class UsageError extends Error {
-  override name = 'UsageError'
-}
 
 function describeKey(k: ApiKeyRecord) {
   const now = Date.now()
@@ -30,19 +26,19 @@ export async function keyCreate(
   input: { name?: string | undefined; endpoints?: string[] | undefined; expires?: string | undefined },
 ) {
   const name = input.name?.trim()
-  if (!name) throw new UsageError('key:create needs --name NAME')
+  if (!name) throw usageError('key:create needs --name NAME')
   const endpoints = input.endpoints?.length ? input.endpoints : ['*']
   for (const pattern of endpoints) {
     if (!isEndpointPattern(pattern)) {
-      throw new UsageError(`--endpoint ${JSON.stringify(pattern)} is not a pattern: use *, /data/pv or /data/* forms`)
+      throw usageError(`--endpoint ${JSON.stringify(pattern)} is not a pattern: use *, /data/pv or /data/* forms`)
     }
   }
   let expiresAt: Date | null = null
   if (input.expires !== undefined) {
     const ms = parseInstant(input.expires)
     if (ms === undefined)
-      throw new UsageError(`--expires ${JSON.stringify(input.expires)} is not a date (YYYY-MM-DD or ISO 8601)`)
-    if (ms <= Date.now()) throw new UsageError('--expires must be in the future')
+      throw usageError(`--expires ${JSON.stringify(input.expires)} is not a date (YYYY-MM-DD or ISO 8601)`)
+    if (ms <= Date.now()) throw usageError('--expires must be in the future')
     expiresAt = new Date(ms)
   }
   const { key, record } = await createApiKey(db, { name, endpoints, expiresAt })
@@ -58,15 +54,15 @@ export async function keyRevoke(
   input: { id?: string | undefined; name?: string | undefined },
 ) {
   if ((input.id === undefined) === (input.name === undefined))
-    throw new UsageError('key:revoke needs --id ID or --name NAME')
+    throw usageError('key:revoke needs --id ID or --name NAME')
   let which: { id: number } | { name: string }
   if (input.id !== undefined) {
-    if (!/^\d+$/.test(input.id)) throw new UsageError('--id must be an integer')
+    if (!/^\d+$/.test(input.id)) throw usageError('--id must be an integer')
     which = { id: Number(input.id) }
   } else {
     which = { name: input.name as string }
   }
   const revoked = await revokeApiKeys(db, which)
-  if (revoked.length === 0) throw new UsageError('no active key matches')
+  if (revoked.length === 0) throw commandFailed('no active key matches')
   return { revoked: revoked.map(describeKey) }
 }

@@ -1,19 +1,16 @@
+import { usageError } from '@campus/shared'
 import type { Kysely } from 'kysely'
 import { sql } from 'kysely'
 import type pg from 'pg'
 import type { EnergyDatabase } from '../db/schema.ts'
-import { parseInstant } from '../domain/time.ts'
+import { DAY_MS, parseInstant } from '../domain/time.ts'
 import { createApiKey } from '../repositories/api-keys.ts'
 import { seedEstate } from '../seed/seed.ts'
-import { UsageError } from './keys.ts'
-
-const DAY_MS = 86_400_000
 
 function dateOption(name: string, value: string | undefined): number | undefined {
   if (value === undefined) return undefined
   const ms = parseInstant(value)
-  if (ms === undefined)
-    throw new UsageError(`--${name} ${JSON.stringify(value)} is not a date (YYYY-MM-DD or ISO 8601)`)
+  if (ms === undefined) throw usageError(`--${name} ${JSON.stringify(value)} is not a date (YYYY-MM-DD or ISO 8601)`)
   return ms
 }
 
@@ -31,10 +28,9 @@ export async function seed(
 ) {
   const toMs = dateOption('to', input.to) ?? Date.now()
   const fromMs = dateOption('from', input.from) ?? toMs - (input.days ?? 400) * DAY_MS
-  if (fromMs >= toMs) throw new UsageError('--from must be before --to')
-  if (toMs - fromMs > 20 * 366 * DAY_MS) throw new UsageError('at most 20 years at a time')
-  if (input.seed !== undefined && !/^\d+$/.test(input.seed))
-    throw new UsageError('--seed must be a non-negative integer')
+  if (fromMs >= toMs) throw usageError('--from must be before --to')
+  if (toMs - fromMs > 20 * 366 * DAY_MS) throw usageError('at most 20 years at a time')
+  if (input.seed !== undefined && !/^\d+$/.test(input.seed)) throw usageError('--seed must be a non-negative integer')
   const seedValue = input.seed === undefined ? 1 : Number(input.seed)
   let lastReport = Date.now()
   return seedEstate(pool, {

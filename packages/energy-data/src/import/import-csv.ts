@@ -1,10 +1,11 @@
 import { createReadStream } from 'node:fs'
 import { basename } from 'node:path'
 import { createInterface } from 'node:readline'
+import { CommandError, commandFailed } from '@campus/shared'
 import type pg from 'pg'
 import { GROUP_COLUMNS, GROUP_NAMES, type GroupName } from '../catalogue/groups.ts'
 import { isTag } from '../domain/tags.ts'
-import { parseInstant } from '../domain/time.ts'
+import { parseInstant, QUARTER_MS } from '../domain/time.ts'
 import { splitLine } from './csv.ts'
 
 /**
@@ -19,13 +20,8 @@ import { splitLine } from './csv.ts'
  * is given), on a quarter hour.
  */
 
-export class ImportError extends Error {
-  override name = 'ImportError'
-}
-
 const LONG_COLUMNS = ['avg_value', 'min_value', 'max_value', 'sum_value', 'count_value', 'tag'] as const
 const BATCH = 5000
-const QUARTER = 900_000
 const MAX_ERRORS = 10
 
 interface Problem {
@@ -147,7 +143,7 @@ async function importFile(
         fail(lineNumber, 'time_15m', `${JSON.stringify(cells[0])} is not a datetime`)
         continue
       }
-      if (time % QUARTER !== 0) {
+      if (time % QUARTER_MS !== 0) {
         fail(lineNumber, 'time_15m', `${cells[0]} is not on a quarter hour`)
         continue
       }
@@ -198,8 +194,8 @@ async function importFile(
       if (batch.length >= BATCH) await flush()
     }
   } catch (error) {
-    if (error instanceof ImportError) throw error
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new ImportError(`${path}: no such file`)
+    if (error instanceof CommandError) throw error
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw commandFailed(`${path}: no such file`)
     throw error
   }
   if (!layout) throw report(path, [{ line: 1, column: 'header', message: 'the file is empty' }])
@@ -208,10 +204,10 @@ async function importFile(
   return { file, layout: layout.kind === 'wide' ? `${layout.group} (wide)` : 'per meter (long)', rows: count }
 }
 
-function report(path: string, problems: Problem[]): ImportError {
+function report(path: string, problems: Problem[]): CommandError {
   const lines = problems.map((p) => `${path}:${p.line}: column ${p.column}: ${p.message}`)
   const more = problems.length >= MAX_ERRORS ? `\n(stopped after ${MAX_ERRORS} errors)` : ''
-  return new ImportError(`nothing imported:\n${lines.join('\n')}${more}`)
+  return commandFailed(`nothing imported:\n${lines.join('\n')}${more}`)
 }
 
 /** Imports every file in one transaction; the first invalid file rolls everything back. */
