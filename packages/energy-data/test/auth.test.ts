@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createApiKey, revokeApiKeys } from '../src/repositories/api-keys.ts'
-import { type Harness, keyFor, startHarness } from './helpers.ts'
+import { type Harness, startHarness } from './harness.ts'
 
 let h: Harness
 let all: string
@@ -10,8 +10,8 @@ let revoked: string
 
 beforeAll(async () => {
   h = await startHarness({ settings: { rateLimitPublic: 5, rateLimitKey: 1000 } })
-  all = await keyFor(h.db, ['*'], 'all')
-  dataOnly = await keyFor(h.db, ['/data/*', '/metadata/meters/*'], 'data')
+  all = await h.key(['*'], 'all')
+  dataOnly = await h.key(['/data/*', '/metadata/meters/*'], 'data')
   expired = (await createApiKey(h.db, { name: 'old', endpoints: ['*'], expiresAt: new Date(Date.now() - 1000) })).key
   const r = await createApiKey(h.db, { name: 'gone', endpoints: ['*'] })
   await revokeApiKeys(h.db, { id: r.record.id })
@@ -135,13 +135,13 @@ describe('rate limits', () => {
   it('counts requests per key on protected endpoints', async () => {
     const strict = await startHarness({ settings: { rateLimitKey: 3 } })
     try {
-      const key = await keyFor(strict.db, ['*'])
+      const key = await strict.key(['*'])
       const statuses: number[] = []
       for (let i = 0; i < 4; i++) {
         statuses.push((await strict.app.inject({ url: '/auth/protected', headers: { 'x-api-key': key } })).statusCode)
       }
       expect(statuses).toEqual([200, 200, 200, 429])
-      const other = await keyFor(strict.db, ['*'], 'other')
+      const other = await strict.key(['*'], 'other')
       expect((await strict.app.inject({ url: '/auth/protected', headers: { 'x-api-key': other } })).statusCode).toBe(
         200,
       )
@@ -158,7 +158,7 @@ describe('ENERGY_REQUIRE_KEY_EVERYWHERE', () => {
       expect((await locked.app.inject('/auth/public')).statusCode).toBe(401)
       expect((await locked.app.inject('/metadata/meters/next')).statusCode).toBe(401)
       expect((await locked.app.inject('/health/live')).statusCode).toBe(200)
-      const key = await keyFor(locked.db, ['/data/*'])
+      const key = await locked.key(['/data/*'])
       const res = await locked.app.inject({ url: '/auth/public', headers: { 'x-api-key': key } })
       expect(res.statusCode).toBe(200)
     } finally {

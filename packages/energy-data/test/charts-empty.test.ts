@@ -1,28 +1,17 @@
-import { createTestDatabase, type TestDatabase } from '@campus/shared/testing'
-import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { buildApp } from '../src/app.ts'
-import type { EnergyDatabase } from '../src/db/schema.ts'
-import { energyService } from '../src/service.ts'
+import { type Harness, startHarness } from './harness.ts'
 
-let database: TestDatabase<EnergyDatabase>
-let app: FastifyInstance
+let h: Harness
 
 beforeAll(async () => {
-  database = await createTestDatabase<EnergyDatabase>('energy', energyService.migrationsDir)
-  app = await buildApp({ database: database as never })
-  await app.ready()
+  h = await startHarness()
 })
-
-afterAll(async () => {
-  await app?.close()
-  await database?.close()
-})
+afterAll(async () => h?.close())
 
 describe('views of an empty database', () => {
   it('draws every chart over the window ending now, with gaps only', async () => {
     for (const name of ['fotovoltaico', 'bilancio', 'fontanelle', 'acqua']) {
-      const res = await app.inject(`/chart/${name}`)
+      const res = await h.app.inject(`/chart/${name}`)
       expect(res.statusCode, name).toBe(200)
       const body = res.json() as { data: { labels: string[]; datasets: Array<{ data: unknown[] }> } }
       expect(body.data.labels, name).toHaveLength(name === 'acqua' ? 30 : 672)
@@ -35,14 +24,14 @@ describe('views of an empty database', () => {
   })
 
   it('writes reports that say there is no data', async () => {
-    const water = await app.inject('/report/water?lang=en')
+    const water = await h.app.inject('/report/water?lang=en')
     expect(water.statusCode).toBe(200)
     expect(water.body).toContain('Quarter hours with data: 0 of 672')
     expect(water.body).toContain('No data in this range.')
-    const pv = await app.inject('/report/pv?format=text&lang=en')
+    const pv = await h.app.inject('/report/pv?format=text&lang=en')
     expect(pv.statusCode).toBe(200)
     expect(pv.body).toContain('No quarter hour with both production and consumption in this range.')
-    const schedules = await app.inject('/report/palinsesti?lang=en')
+    const schedules = await h.app.inject('/report/palinsesti?lang=en')
     expect(schedules.statusCode).toBe(200)
     const year = new Intl.DateTimeFormat('en', { timeZone: 'Europe/Rome', year: 'numeric' }).format(new Date())
     expect(schedules.body).toContain(`# Operating schedules ${year}`)

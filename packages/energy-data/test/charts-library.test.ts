@@ -2,27 +2,17 @@
  * The configurations go through Chart.js itself (the same package the dashboard serves), drawn
  * on a recording 2D context: the library accepts them, stacks what should be stacked, and draws.
  */
-import type { TestDatabase } from '@campus/shared/testing'
 import { Chart } from 'chart.js/auto'
-import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { buildApp } from '../src/app.ts'
-import type { EnergyDatabase } from '../src/db/schema.ts'
-import { createFixtureDatabase } from './charts-fixture.ts'
+import { views } from './fixtures/views.ts'
+import { type Harness, startHarness } from './harness.ts'
 
-let database: TestDatabase<EnergyDatabase>
-let app: FastifyInstance
+let h: Harness
 
 beforeAll(async () => {
-  database = await createFixtureDatabase()
-  app = await buildApp({ database: database as never })
-  await app.ready()
+  h = await startHarness({ data: views })
 })
-
-afterAll(async () => {
-  await app?.close()
-  await database?.close()
-})
+afterAll(async () => h?.close())
 
 /** A canvas whose 2D context records the drawing calls and measures every text 10 px wide. */
 function recordingCanvas() {
@@ -61,15 +51,12 @@ interface Config {
 }
 
 async function draw(name: string, lang: string) {
-  const config = (await app.inject(`/chart/${name}?lang=${lang}`)).json() as Config
+  const config = (await h.app.inject(`/chart/${name}?lang=${lang}`)).json() as Config
   const { canvas, calls } = recordingCanvas()
-  const chart = new Chart(
-    canvas as never,
-    {
-      ...config,
-      options: { ...config.options, responsive: false, animation: false },
-    } as never,
-  )
+  const chart = new Chart(canvas, {
+    ...config,
+    options: { ...config.options, responsive: false, animation: false },
+  })
   return { config, chart, calls }
 }
 

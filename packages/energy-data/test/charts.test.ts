@@ -1,11 +1,6 @@
-import type { TestDatabase } from '@campus/shared/testing'
-import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { buildApp } from '../src/app.ts'
-import type { EnergyDatabase } from '../src/db/schema.ts'
 import {
   consumption,
-  createFixtureDatabase,
   dailySums,
   FOUNTAINS,
   fountain,
@@ -15,11 +10,12 @@ import {
   type Plant,
   plant,
   production,
-  Q,
-  romeDay,
   type Slot,
   slots,
-} from './charts-fixture.ts'
+  views,
+} from './fixtures/views.ts'
+import { type Harness, startHarness } from './harness.ts'
+import { local, QUARTER } from './support.ts'
 
 interface ChartBody {
   type: string
@@ -30,31 +26,18 @@ interface ChartBody {
   }
 }
 
-let database: TestDatabase<EnergyDatabase>
-let app: FastifyInstance
+let h: Harness
 
 beforeAll(async () => {
-  database = await createFixtureDatabase()
-  app = await buildApp({ database: database as never })
-  await app.ready()
+  h = await startHarness({ data: views })
 })
+afterAll(async () => h?.close())
 
-afterAll(async () => {
-  await app?.close()
-  await database?.close()
-})
-
-const get = (url: string, headers: Record<string, string> = {}) => app.inject({ method: 'GET', url, headers })
-const romeHourMinute = (t: number) =>
-  new Intl.DateTimeFormat('en-GB', {
-    timeZone: 'Europe/Rome',
-    hour: '2-digit',
-    minute: '2-digit',
-    hourCycle: 'h23',
-  }).format(t)
+const get = (url: string, headers: Record<string, string> = {}) => h.app.inject({ method: 'GET', url, headers })
+const isLocalMidnight = (t: number) => local(t).hour === 0 && local(t).minute === 0
 
 /** The 672 quarter hours ending with the newest one stored, each with its fixture slot when present. */
-const window7 = Array.from({ length: 672 }, (_, k) => LAST_QUARTER - (671 - k) * Q)
+const window7 = Array.from({ length: 672 }, (_, k) => LAST_QUARTER - (671 - k) * QUARTER)
 const bySlotTime = new Map(slots.map((s) => [s.t, s]))
 const expectSeries = (actual: Array<number | null>, value: (s: Slot) => number) => {
   expect(actual).toHaveLength(672)
@@ -112,7 +95,7 @@ describe('GET /chart/fotovoltaico', () => {
     const x = body.options.scales.x
     expect(x.labels).toHaveLength(672)
     expect(x.ticks.autoSkip).toBe(false)
-    const midnights = window7.flatMap((t, k) => (romeHourMinute(t) === '00:00' ? [k] : []))
+    const midnights = window7.flatMap((t, k) => (isLocalMidnight(t) ? [k] : []))
     expect(midnights.map((k) => x.labels[k])).toEqual(['22/10', '23/10', '24/10', '25/10', '26/10', '27/10'])
     expect(x.labels.filter((l) => l !== '')).toHaveLength(6)
     expect(x.grid.lineWidth.flatMap((w, k) => (w ? [k] : []))).toEqual(midnights)
@@ -165,7 +148,7 @@ describe('GET /chart/acqua', () => {
       expect(body.data.datasets[1]!.data[22 + k], day).toBeCloseTo(fountains.get(day)!, 3)
     })
     // the fall-back day sums 100 quarter hours, the gap day 88
-    const quarters = (day: string) => slots.filter((s) => romeDay(s.t) === day).length
+    const quarters = (day: string) => slots.filter((s) => local(s.t).date === day).length
     expect(quarters('2025-10-26')).toBe(100)
     expect(quarters('2025-10-22')).toBe(88)
   })

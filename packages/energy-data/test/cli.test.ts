@@ -1,8 +1,6 @@
-import { execFile } from 'node:child_process'
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { promisify } from 'node:util'
 import { createTestDatabase, type TestDatabase } from '@campus/shared/testing'
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -10,34 +8,17 @@ import { GROUP_COLUMNS } from '../src/catalogue/groups.ts'
 import { seed } from '../src/commands/seed.ts'
 import type { EnergyDatabase } from '../src/db/schema.ts'
 import { importFiles } from '../src/import/import-csv.ts'
-import { energyService } from '../src/service.ts'
-import { startHarness } from './helpers.ts'
+import { energyCli, seeded, startHarness, testDatabase } from './harness.ts'
 
-const run = promisify(execFile)
-const CLI = join(energyService.cliEntry)
 const dir = mkdtempSync(join(tmpdir(), 'energy-cli-'))
 
 let database: TestDatabase<EnergyDatabase>
 
 /** `pnpm energy ...` as its own process, on the test database or on the one at `url`. */
-async function cli(args: string[], url = database.url): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await run(
-      process.execPath,
-      ['--experimental-strip-types', '--disable-warning=ExperimentalWarning', CLI, ...args],
-      {
-        env: { ...process.env, ENERGY_DATABASE_URL: url, LOG_LEVEL: 'silent', MIGRATE_ON_START: '' },
-      },
-    )
-    return { code: 0, stdout, stderr }
-  } catch (error) {
-    const e = error as { code: number; stdout: string; stderr: string }
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr }
-  }
-}
+const cli = (args: string[], url = database.url) => energyCli(url, args)
 
 beforeAll(async () => {
-  database = await createTestDatabase<EnergyDatabase>('energy', energyService.migrationsDir)
+  database = await testDatabase()
 })
 afterAll(async () => database?.close())
 
@@ -182,9 +163,8 @@ describe('seed', () => {
           target.db,
         )
       ).rows[0]?.h
-    const twin = await createTestDatabase<EnergyDatabase>('energy', energyService.migrationsDir)
+    const twin = await testDatabase(seeded({ from: '2025-05-01', to: '2025-07-01', seed: '7' }))
     try {
-      await seed(twin.pool, { from: '2025-05-01', to: '2025-07-01', seed: '7' })
       expect(await fingerprint(twin)).toBe(await fingerprint(database))
     } finally {
       await twin.close()
@@ -195,7 +175,7 @@ describe('seed', () => {
 describe('import', () => {
   let fresh: TestDatabase<EnergyDatabase>
   beforeAll(async () => {
-    fresh = await createTestDatabase<EnergyDatabase>('energy', energyService.migrationsDir)
+    fresh = await testDatabase()
     await fresh.db.insertInto('dataloggers').values({ id: 'DL', serial: 'S', ip: '10.0.0.1' }).execute()
     await fresh.db.insertInto('meters').values({ id: 5, description: '5) Test', datalogger_id: 'DL' }).execute()
   })
@@ -284,16 +264,13 @@ describe('import', () => {
   })
 
   it('reads back what the API writes: CSV and TXT exports import to the same rows', async () => {
-    const source = await startHarness()
+    const source = await startHarness({ data: seeded({ from: '2025-03-29', to: '2025-04-01', seed: '3' }) })
     try {
-      await seed(source.database.pool, { from: '2025-03-29', to: '2025-04-01', seed: '3' })
-      const { key } = await import('../src/repositories/api-keys.ts').then((m) =>
-        m.createApiKey(source.db, { name: 'x', endpoints: ['*'] }),
-      )
+      const key = await source.key(['*'], 'x')
       const q = 'start_datetime=2025-03-29&end_datetime=2025-03-31T23:45:00Z'
       const csv = await source.app.inject({ url: `/data/weather?${q}&data_format=csv`, headers: { 'x-api-key': key } })
       const txt = await source.app.inject({ url: `/data/pv?${q}&data_format=txt`, headers: { 'x-api-key': key } })
-      const target = await createTestDatabase<EnergyDatabase>('energy', energyService.migrationsDir)
+      const target = await testDatabase()
       try {
         const result = await importFiles(target.pool, [write('weather.csv', csv.body), write('pv.txt', txt.body)])
         expect(result.imported.map((r) => r.layout)).toEqual(['weather (wide)', 'pv (wide)'])

@@ -1,28 +1,18 @@
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
-import type { TestDatabase } from '@campus/shared/testing'
-import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { buildApp } from '../src/app.ts'
-import type { EnergyDatabase } from '../src/db/schema.ts'
-import { createFixtureDatabase } from './charts-fixture.ts'
+import { views } from './fixtures/views.ts'
+import { type Harness, startHarness } from './harness.ts'
 
-let database: TestDatabase<EnergyDatabase>
-let app: FastifyInstance
+let h: Harness
 
 beforeAll(async () => {
-  database = await createFixtureDatabase()
-  app = await buildApp({ database: database as never })
-  await app.ready()
+  h = await startHarness({ data: views })
 })
+afterAll(async () => h?.close())
 
-afterAll(async () => {
-  await app?.close()
-  await database?.close()
-})
-
-const get = (url: string, headers: Record<string, string> = {}) => app.inject({ method: 'GET', url, headers })
+const get = (url: string, headers: Record<string, string> = {}) => h.app.inject({ method: 'GET', url, headers })
 
 const CSP = /^default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self';/
 

@@ -5,27 +5,16 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { GROUP_COLUMNS, GROUP_NAMES } from '../src/catalogue/groups.ts'
-import {
-  FIXTURE_TIMES,
-  GAP,
-  type Harness,
-  insertFixtures,
-  keyFor,
-  localParts,
-  meterRows,
-  pvValue,
-  QUARTER,
-  startHarness,
-} from './helpers.ts'
+import { dstDays, FIXTURE_TIMES, GAP, meterRows, pvValue } from './fixtures/dst-days.ts'
+import { type Harness, startHarness } from './harness.ts'
+import { local, QUARTER, ROME } from './support.ts'
 
-const ROME = 'Europe/Rome'
 let h: Harness
 let key: string
 
 beforeAll(async () => {
-  h = await startHarness({ now: () => Date.parse('2025-11-01T12:00:00Z') })
-  await insertFixtures(h.db)
-  key = await keyFor(h.db, ['/data/*'])
+  h = await startHarness({ now: () => Date.parse('2025-11-01T12:00:00Z'), data: dstDays })
+  key = await h.key(['/data/*'])
 })
 afterAll(async () => h?.close())
 
@@ -66,7 +55,7 @@ function quartersPerLocalDay(first: string, last: string): Map<string, number[]>
   const days = new Map<string, number[]>()
   const margin = 86_400_000
   for (let t = Date.parse(first) - margin; t < Date.parse(last) + 2 * margin; t += QUARTER) {
-    const day = localParts(t, ROME).date
+    const day = local(t, ROME).date
     const list = days.get(day)
     if (list) list.push(t)
     else days.set(day, [t])
@@ -196,7 +185,7 @@ describe('fill and coverage per meter', () => {
     const source = meterRows()
     for (const row of rows) {
       const day = (row.time_15m as string).slice(0, 10)
-      const own = source.filter((r) => r.meter === row.meter_id && localParts(r.time, ROME).date === day)
+      const own = source.filter((r) => r.meter === row.meter_id && local(r.time, ROME).date === day)
       expect(row.coverage, `${day} ${row.meter_id}`).toBe(own.length / (days.get(day) as number[]).length)
       expect(row.count_value).toBe(own.reduce((a, r) => a + (r.count ?? 0), 0))
       if (own.length === 0) {
@@ -209,10 +198,9 @@ describe('fill and coverage per meter', () => {
 
 describe('fill=null and the row cap', () => {
   it('counts every bucket it answers', async () => {
-    const small = await startHarness({ settings: { maxRows: 100 } })
+    const small = await startHarness({ settings: { maxRows: 100 }, data: dstDays })
     try {
-      await insertFixtures(small.db)
-      const smallKey = await keyFor(small.db, ['*'])
+      const smallKey = await small.key(['*'])
       // 121 quarter hours, 96 of them stored: within the cap as stored rows, not once filled
       const url = '/data/pv?start_datetime=2025-03-31T00:00:00Z&end_datetime=2025-04-01T06:00:00Z'
       const inject = (u: string) => small.app.inject({ url: u, headers: { 'x-api-key': smallKey } })

@@ -1,27 +1,16 @@
 import { get as httpGet } from 'node:http'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { GROUP_COLUMNS, GROUP_NAMES } from '../src/catalogue/groups.ts'
-import {
-  FIXTURE_TIMES,
-  GAP,
-  type Harness,
-  insertFixtures,
-  keyFor,
-  localParts,
-  meterRows,
-  pvValue,
-  QUARTER,
-  startHarness,
-} from './helpers.ts'
+import { dstDays, FIXTURE_TIMES, GAP, meterRows, pvValue } from './fixtures/dst-days.ts'
+import { type Harness, startHarness } from './harness.ts'
+import { local, QUARTER, ROME } from './support.ts'
 
-const ROME = 'Europe/Rome'
 let h: Harness
 let key: string
 
 beforeAll(async () => {
-  h = await startHarness({ now: () => Date.parse('2025-03-31T12:07:00Z') })
-  await insertFixtures(h.db)
-  key = await keyFor(h.db, ['/data/*'])
+  h = await startHarness({ now: () => Date.parse('2025-03-31T12:07:00Z'), data: dstDays })
+  key = await h.key(['/data/*'])
 })
 afterAll(async () => h?.close())
 
@@ -81,7 +70,7 @@ describe('/data/pv', () => {
       expect(res.statusCode).toBe(200)
       const rows = res.json() as Row[]
       const stored = FIXTURE_TIMES.filter((t) => !(t >= GAP.from && t < GAP.to))
-      const byDay = groupBy(stored, (t) => localParts(t, ROME).date)
+      const byDay = groupBy(stored, (t) => local(t, ROME).date)
       const days = [...byDay.keys()].filter((d) => d >= from && d <= to.slice(0, 10))
       expect(rows.map((r) => (r.time_15m as string).slice(0, 10))).toEqual(days)
       expect(byDay.get(day)?.length).toBe(quartersInDay)
@@ -107,12 +96,12 @@ describe('/data/pv', () => {
     for (const [aggregation, keyOf, expected] of [
       [
         '1%20w',
-        (t: number) => mondayOf(localParts(t, ROME).date),
+        (t: number) => mondayOf(local(t, ROME).date),
         ['2025-03-24T00:00:00+01:00', '2025-03-31T00:00:00+02:00'],
       ],
       [
         '1%20mon',
-        (t: number) => `${localParts(t, ROME).date.slice(0, 7)}-01`,
+        (t: number) => `${local(t, ROME).date.slice(0, 7)}-01`,
         ['2025-03-01T00:00:00+01:00', '2025-04-01T00:00:00+02:00'],
       ],
     ] as const) {
@@ -216,7 +205,7 @@ describe('/data/meters', () => {
     ])
     for (const row of body) {
       const source = rows.filter(
-        (r) => r.meter === row.meter_id && localParts(r.time, ROME).date === '2025-03-30' && r.tag !== 'suspect',
+        (r) => r.meter === row.meter_id && local(r.time, ROME).date === '2025-03-30' && r.tag !== 'suspect',
       )
       expect(source.length).toBeLessThanOrEqual(92)
       const count = source.reduce((a, r) => a + (r.count ?? 0), 0)
@@ -256,7 +245,7 @@ describe('/data/meters', () => {
           `/data/meters?ids=1&tag=ok&tag=estimated&tag=suspect&aggregation=1%20d&start_datetime=${day}&end_datetime=${day}`,
         )
       ).json() as Row[]
-      const source = rows.filter((r) => r.meter === 1 && localParts(r.time, ROME).date === day)
+      const source = rows.filter((r) => r.meter === 1 && local(r.time, ROME).date === day)
       expect(source.length).toBe(expected)
       expect(daily[0]?.count_value).toBe(source.reduce((a, r) => a + (r.count ?? 0), 0))
     }
@@ -336,9 +325,8 @@ describe('row cap', () => {
   let small: Harness
   let smallKey: string
   beforeAll(async () => {
-    small = await startHarness({ settings: { maxRows: 100 } })
-    await insertFixtures(small.db)
-    smallKey = await keyFor(small.db, ['*'])
+    small = await startHarness({ settings: { maxRows: 100 }, data: dstDays })
+    smallKey = await small.key(['*'])
   })
   afterAll(async () => small?.close())
 

@@ -1,9 +1,9 @@
-import { createTestDatabase, type TestDatabase } from '@campus/shared/testing'
+import type { TestDatabase } from '@campus/shared/testing'
 import { sql } from 'kysely'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { demo, seed } from '../src/commands/seed.ts'
 import type { EnergyDatabase } from '../src/db/schema.ts'
-import { energyService } from '../src/service.ts'
+import { testDatabase } from './harness.ts'
 
 let database: TestDatabase<EnergyDatabase>
 const options = { days: 2, baseUrl: 'http://127.0.0.1:8000' }
@@ -14,7 +14,7 @@ async function count(table: string): Promise<number> {
 }
 
 beforeAll(async () => {
-  database = await createTestDatabase<EnergyDatabase>('energy', energyService.migrationsDir)
+  database = await testDatabase()
 })
 afterAll(async () => database?.close())
 beforeEach(async () => {

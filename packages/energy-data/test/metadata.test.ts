@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type Harness, insertFixtures, keyFor, startHarness } from './helpers.ts'
+import { dstDays } from './fixtures/dst-days.ts'
+import { type Harness, startHarness } from './harness.ts'
 
 let h: Harness
 let key: string
 
 beforeAll(async () => {
-  h = await startHarness()
-  await insertFixtures(h.db)
-  key = await keyFor(h.db, ['/metadata/*'])
+  h = await startHarness({ data: dstDays })
+  key = await h.key(['/metadata/*'])
 })
 afterAll(async () => h?.close())
 
@@ -101,7 +101,7 @@ describe('/metadata', () => {
   it('/metadata/meters/last is 404 on an empty estate', async () => {
     const empty = await startHarness()
     try {
-      const k = await keyFor(empty.db, ['*'])
+      const k = await empty.key(['*'])
       const res = await empty.app.inject({ url: '/metadata/meters/last', headers: { 'x-api-key': k } })
       expect(res.statusCode).toBe(404)
       expect(res.json()).toEqual({ detail: 'Not Found' })

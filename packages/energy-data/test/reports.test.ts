@@ -1,15 +1,9 @@
-import type { TestDatabase } from '@campus/shared/testing'
-import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { buildApp } from '../src/app.ts'
-import type { EnergyDatabase } from '../src/db/schema.ts'
-import { tableRows } from './acceptance/support.ts'
 import {
   cf1,
   cf2,
   cf3,
   consumption,
-  createFixtureDatabase,
   dailySums,
   datacenter,
   EMPTY_METER_ID,
@@ -26,31 +20,24 @@ import {
   production,
   QUARTERS,
   radiation,
-  romeDay,
-  romeHour,
-  romeWeekend,
   type Slot,
   slots,
   totPv,
-} from './charts-fixture.ts'
+  views,
+} from './fixtures/views.ts'
+import { type Harness, startHarness } from './harness.ts'
+import { local, tableRows } from './support.ts'
 
-let database: TestDatabase<EnergyDatabase>
-let app: FastifyInstance
+let h: Harness
 
 beforeAll(async () => {
-  database = await createFixtureDatabase()
-  app = await buildApp({ database: database as never })
-  await app.ready()
+  h = await startHarness({ data: views })
 })
-
-afterAll(async () => {
-  await app?.close()
-  await database?.close()
-})
+afterAll(async () => h?.close())
 
 /** The report as Markdown, in English unless the URL asks for a language (Italian is the default). */
 const get = (url: string, headers: Record<string, string> = {}) =>
-  app.inject({
+  h.app.inject({
     method: 'GET',
     url: url.includes('lang=') ? url : `${url}${url.includes('?') ? '&' : '?'}lang=en`,
     headers: { accept: 'text/markdown', ...headers },
@@ -94,10 +81,10 @@ describe('GET /report/meter', () => {
     expect(listValue(body, 'Mean (weighted by samples)')).toBeCloseTo(weighted, 3)
     // an energy meter's quarter-hour values are energies of the quarter hour
     const max = rows.reduce((a, b) => (b.max > a.max ? b : a))
-    expect(max.t).toBe(Date.parse('2025-10-20T23:00:00Z'))
+    expect(max.time).toBe(Date.parse('2025-10-20T23:00:00Z'))
     expect(body).toContain(`Maximum: ${max.max.toFixed(3)} kWh per quarter hour at 2025-10-21T01:00:00+02:00`)
     const min = rows.reduce((a, b) => (b.min < a.min ? b : a))
-    expect(min.t).toBe(Date.parse('2025-10-23T01:00:00Z'))
+    expect(min.time).toBe(Date.parse('2025-10-23T01:00:00Z'))
     expect(body).toContain(`Minimum: ${min.min.toFixed(3)} kWh per quarter hour at 2025-10-23T03:00:00+02:00`)
     // the energy of the window adds up the quarter-hour values, not the raw samples (sum_value)
     expect(listValue(body, 'Energy')).toBeCloseTo(sum(rows.map((r) => r.avg)), 3)
@@ -109,7 +96,7 @@ describe('GET /report/meter', () => {
     const expectedDays = dailySums((s) => meterRow(s).avg)
     expect(days.map((d) => d[0])).toEqual([...expectedDays.keys()])
     for (const [day, quarters, mean, , , dayEnergy] of days) {
-      const inDay = rows.filter((r) => romeDay(r.t) === day)
+      const inDay = rows.filter((r) => local(r.time).date === day)
       expect(Number(quarters), day).toBe(inDay.length)
       const dayWeighted = sum(inDay.map((r) => r.avg * r.count)) / sum(inDay.map((r) => r.count))
       expect(parseNumber(mean!), day).toBeCloseTo(dayWeighted, 3)
@@ -222,7 +209,7 @@ describe('GET /report/water', () => {
       expect(parseNumber(row[1]!), name).toBeCloseTo(sum(values), 3)
       expect(parseNumber(row[2]!), name).toBeCloseTo((sum(values) / values.length) * 4, 3)
       expect(parseNumber(row[3]!), name).toBeCloseTo(Math.max(...values) * 4, 3)
-      const night = ALL.filter((s) => romeHour(s.t) === 2 || romeHour(s.t) === 3).map(value)
+      const night = ALL.filter((s) => local(s.t).hour === 2 || local(s.t).hour === 3).map(value)
       expect(parseNumber(row[5]!), name).toBeCloseTo((sum(night) / night.length) * 4, 3)
       expect(Number(row[6]), name).toBe(ALL.length)
     })
@@ -336,7 +323,7 @@ describe('GET /report/palinsesti', () => {
     const peak = Math.max(...slots.map(value))
     const hours: boolean[] = []
     for (let h = 0; h < 24; h++) {
-      const inHour = slots.filter((s) => romeHour(s.t) === h && romeWeekend(s.t) === weekend)
+      const inHour = slots.filter((s) => local(s.t).hour === h && local(s.t).weekend === weekend)
       hours.push(inHour.filter((s) => value(s) > peak * 0.1).length / inHour.length >= 0.5)
     }
     if (hours.every(Boolean)) return 'always'
@@ -378,7 +365,7 @@ describe('GET /report/palinsesti', () => {
     expect(profile).toHaveLength(24)
     for (const h of [7, 12, 17]) {
       for (const weekend of [false, true]) {
-        const inCell = slots.filter((s) => romeHour(s.t) === h && romeWeekend(s.t) === weekend)
+        const inCell = slots.filter((s) => local(s.t).hour === h && local(s.t).weekend === weekend)
         const expected = sum(inCell.map(cf1)) / inCell.length
         expect(parseNumber(profile[h]![weekend ? 2 : 1]!), `${h} ${weekend}`).toBeCloseTo(expected, 1)
       }
@@ -398,7 +385,7 @@ describe('GET /report/palinsesti', () => {
 })
 
 describe('every report as the contract says', () => {
-  const plain = (url: string, headers: Record<string, string> = {}) => app.inject({ method: 'GET', url, headers })
+  const plain = (url: string, headers: Record<string, string> = {}) => h.app.inject({ method: 'GET', url, headers })
   const reports = [
     `/report/meter?uuid=${METER_ID}&lang=en`,
     '/report/water?lang=en',
@@ -494,7 +481,7 @@ describe('report OpenAPI', () => {
 })
 
 describe('reports in Italian (the default)', () => {
-  const italian = (url: string) => app.inject({ method: 'GET', url, headers: { accept: 'text/markdown' } })
+  const italian = (url: string) => h.app.inject({ method: 'GET', url, headers: { accept: 'text/markdown' } })
   /** `1.234,56` -> 1234.56 */
   const parseItalian = (text: string) => Number(text.replace(/\./g, '').replace(',', '.'))
 

@@ -1,29 +1,20 @@
 /** ENERGY_TIMEZONE is the zone of every view: data offsets, chart labels and days, report days, the dashboard. */
-import type { TestDatabase } from '@campus/shared/testing'
-import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildApp } from '../src/app.ts'
 import { defaultSettings } from '../src/config.ts'
-import type { EnergyDatabase } from '../src/db/schema.ts'
-import { createApiKey } from '../src/repositories/api-keys.ts'
-import { createFixtureDatabase, END } from './charts-fixture.ts'
+import { END, views } from './fixtures/views.ts'
+import { type Harness, startHarness } from './harness.ts'
 
-let database: TestDatabase<EnergyDatabase>
-let app: FastifyInstance
+let h: Harness
 let key: string
 
 beforeAll(async () => {
-  database = await createFixtureDatabase()
-  app = await buildApp({ database: database as never, settings: defaultSettings({ zone: 'UTC' }), now: () => END })
-  await app.ready()
-  key = (await createApiKey(database.db, { name: 'zone', endpoints: ['*'] })).key
+  h = await startHarness({ data: views, settings: { zone: 'UTC' }, now: () => END })
+  key = await h.key(['*'], 'zone')
 })
-afterAll(async () => {
-  await app?.close()
-  await database?.close()
-})
+afterAll(async () => h?.close())
 
-const get = (url: string, headers: Record<string, string> = {}) => app.inject({ url, headers })
+const get = (url: string, headers: Record<string, string> = {}) => h.app.inject({ url, headers })
 
 describe('ENERGY_TIMEZONE=UTC', () => {
   it('writes data offsets and day buckets in UTC', async () => {
@@ -72,8 +63,8 @@ describe('ENERGY_TIMEZONE=UTC', () => {
   })
 
   it('refuses to start with a zone that is not an IANA name', async () => {
-    await expect(
-      buildApp({ database: database as never, settings: defaultSettings({ zone: 'Rome' }) }),
-    ).rejects.toThrow(/ENERGY_TIMEZONE "Rome" is not an IANA time zone name/)
+    await expect(buildApp({ database: h.database, settings: defaultSettings({ zone: 'Rome' }) })).rejects.toThrow(
+      /ENERGY_TIMEZONE "Rome" is not an IANA time zone name/,
+    )
   })
 })

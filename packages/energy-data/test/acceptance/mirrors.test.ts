@@ -4,8 +4,7 @@
  * the same reading: the column's values are the meter's quarter-hour values).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { seed } from '../../src/commands/seed.ts'
-import { type Harness, keyFor, startHarness } from '../helpers.ts'
+import { type Harness, seeded, startHarness } from '../harness.ts'
 
 interface ColumnSchema {
   description: string
@@ -24,9 +23,11 @@ let h: Harness
 let key: string
 
 beforeAll(async () => {
-  h = await startHarness({ now: () => Date.parse('2025-06-03T12:00:00Z') })
-  await seed(h.database.pool, { from: '2025-06-01', to: '2025-06-02', seed: '9' })
-  key = await keyFor(h.db, ['*'])
+  h = await startHarness({
+    data: seeded({ from: '2025-06-01', to: '2025-06-02', seed: '9' }),
+    now: () => Date.parse('2025-06-03T12:00:00Z'),
+  })
+  key = await h.key(['*'])
 })
 afterAll(async () => h?.close())
 

@@ -6,8 +6,7 @@
  * The window: ten days of the demo estate, 20 to 30 October 2025 (UTC), over the autumn change.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { seed } from '../../src/commands/seed.ts'
-import { type Harness, keyFor, startHarness } from '../helpers.ts'
+import { type Harness, seeded, startHarness } from '../harness.ts'
 import {
   daysEndingWith,
   expectPrinted,
@@ -20,7 +19,7 @@ import {
   quartersOfDays,
   sum,
   tableRows,
-} from './support.ts'
+} from '../support.ts'
 
 type Row = Record<string, number | string | null> & { t: number }
 
@@ -54,9 +53,8 @@ const rowsOf = (items: Array<Record<string, unknown>>): Row[] =>
   items.map((r) => ({ ...(r as Record<string, number | string | null>), t: Date.parse(r.time_15m as string) }))
 
 beforeAll(async () => {
-  h = await startHarness({ now: () => NOW })
-  await seed(h.database.pool, { ...SEEDED, seed: '3' })
-  key = await keyFor(h.db, ['*'])
+  h = await startHarness({ data: seeded({ ...SEEDED, seed: '3' }), now: () => NOW })
+  key = await h.key(['*'])
   const window = 'start_datetime=2025-01-01&end_datetime=2025-12-31'
   for (const group of ['pv', 'aulep', 'water', 'weather', 'centrali_frigo', 'datacenter_1']) {
     groups.set(group, rowsOf(await json(`/data/${group}?${window}`)))

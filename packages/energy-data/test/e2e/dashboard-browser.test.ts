@@ -3,13 +3,11 @@
  * Chart.js, every legend swatch painted, x ticks at local midnights only, how far the data reaches,
  * and the warning once that is more than a day ago. Screenshots land in artifacts/screenshots/.
  */
-import { browserAvailable, launchChromium, screenshot, type TestDatabase } from '@campus/shared/testing'
-import type { FastifyInstance } from 'fastify'
+import { browserAvailable, launchChromium, screenshot } from '@campus/shared/testing'
 import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { buildApp } from '../../src/app.ts'
-import type { EnergyDatabase } from '../../src/db/schema.ts'
-import { createFixtureDatabase, END } from '../charts-fixture.ts'
+import { END, views } from '../fixtures/views.ts'
+import { type Harness, startHarness } from '../harness.ts'
 
 interface Drawn {
   name: string
@@ -73,25 +71,23 @@ function allDrawn(): boolean {
 }
 
 describe.skipIf(!browserAvailable())('the dashboard in Chromium', () => {
-  let database: TestDatabase<EnergyDatabase>
+  let h: Harness
   let browser: Browser
-  const apps: FastifyInstance[] = []
+  let clock = 0
 
-  /** The service on a real port, its clock at `now`. */
-  async function serve(now: number): Promise<string> {
-    const app = await buildApp({ database: database as never, now: () => now })
-    apps.push(app)
-    return app.listen({ port: 0, host: '127.0.0.1' })
+  /** The service on a real port, its clock set to `now`. */
+  function serve(now: number): string {
+    clock = now
+    return h.base
   }
 
   beforeAll(async () => {
-    database = await createFixtureDatabase()
+    h = await startHarness({ data: views, now: () => clock, listen: true })
     browser = await launchChromium()
   })
   afterAll(async () => {
     await browser?.close()
-    for (const app of apps) await app.close()
-    await database?.close()
+    await h?.close()
   })
 
   async function open(base: string, acceptLanguage: string) {
@@ -106,7 +102,7 @@ describe.skipIf(!browserAvailable())('the dashboard in Chromium', () => {
 
   it('speaks the language Accept-Language asks for and draws every chart, legend swatches and midnight ticks', async () => {
     // the morning after the data ends: fresh
-    const base = await serve(END + 6 * 3_600_000)
+    const base = serve(END + 6 * 3_600_000)
     const page = await open(base, 'en-GB,en;q=0.9,it;q=0.5')
     expect(await page.getAttribute('html', 'lang')).toBe('en')
     expect(await page.title()).toBe('Campus energy dashboard')
@@ -127,7 +123,7 @@ describe.skipIf(!browserAvailable())('the dashboard in Chromium', () => {
   })
 
   it('says how old the data is and warns when it is more than a day old, in Italian by default', async () => {
-    const base = await serve(Date.parse('2025-11-20T10:00:00Z'))
+    const base = serve(Date.parse('2025-11-20T10:00:00Z'))
     const page = await open(base, 'fr-FR,fr;q=0.9')
     expect(await page.getAttribute('html', 'lang')).toBe('it')
     const warning = await page.locator('.notice.stale').textContent()

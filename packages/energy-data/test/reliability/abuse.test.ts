@@ -1,11 +1,17 @@
-import { createTestDatabase, type TestDatabase } from '@campus/shared/testing'
+import type { TestDatabase } from '@campus/shared/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { EnergyDatabase } from '../../src/db/schema.ts'
-import { createApiKey } from '../../src/repositories/api-keys.ts'
-import { energyService } from '../../src/service.ts'
-import { type Harness, startHarness } from '../helpers.ts'
-import { download, manySlicesTarget, seedMonth, sleep } from './fixture.ts'
-import { type ServerProcess, startEnergyProcess } from './server-process.ts'
+import { manySlicesTarget, month } from '../fixtures/month.ts'
+import {
+  apiKey,
+  download,
+  type Harness,
+  type ServerProcess,
+  sleep,
+  startEnergyProcess,
+  startHarness,
+  testDatabase,
+} from '../harness.ts'
 
 const MB = 1024 * 1024
 const MAX_ROWS = 40_000
@@ -31,9 +37,8 @@ describe('abuse of the data API', () => {
   let all: { csv: string; raw: string }
 
   beforeAll(async () => {
-    database = await createTestDatabase<EnergyDatabase>('energy', energyService.migrationsDir)
-    await seedMonth(database.pool)
-    key = (await createApiKey(database.db, { name: 'abuse', endpoints: ['*'] })).key
+    database = await testDatabase(month)
+    key = await apiKey(database.db, ['*'], 'abuse')
     server = await startEnergyProcess({
       ENERGY_DATABASE_URL: database.url,
       ENERGY_RATE_LIMIT_KEY: '100000',
@@ -51,7 +56,7 @@ describe('abuse of the data API', () => {
   })
 
   it('refuses a request over the row limit with 422 and guidance, before sending anything', async () => {
-    const response = await fetch(`${server.base}${all.csv}`, { headers: { 'x-api-key': key } })
+    const response = await fetch(`${server.url}${all.csv}`, { headers: { 'x-api-key': key } })
     expect(response.status).toBe(422)
     const [issue] = ((await response.json()) as { detail: Array<{ type: string; msg: string }> }).detail
     expect(issue?.type).toBe('too_many_rows')
@@ -59,7 +64,7 @@ describe('abuse of the data API', () => {
       /more than the 40000 allowed: narrow start_datetime\/end_datetime, choose a coarser aggregation/,
     )
     // under the limit (13 meters) the same month streams
-    const fewer = await fetch(`${server.base}${await manySlicesTarget(database.db, 'csv', 13)}`, {
+    const fewer = await fetch(`${server.url}${await manySlicesTarget(database.db, 'csv', 13)}`, {
       headers: { 'x-api-key': key },
     })
     expect(fewer.status).toBe(200)
@@ -73,7 +78,7 @@ describe('abuse of the data API', () => {
     const started = performance.now()
     let answer: Awaited<ReturnType<typeof download>> | undefined
     const peak = await peakRss(server, async () => {
-      answer = await download(server.base, target, { 'x-api-key': key })
+      answer = await download(server.url, target, { 'x-api-key': key })
     })
     const ms = performance.now() - started
     expect(answer?.status).toBe(200)
@@ -86,13 +91,13 @@ describe('abuse of the data API', () => {
 
   it('holds a slow reader of a large export in bounded memory (backpressure)', async () => {
     const target = await manySlicesTarget(database.db, 'raw', 13)
-    const whole = await download(server.base, target, { 'x-api-key': key })
+    const whole = await download(server.url, target, { 'x-api-key': key })
     expect(whole.complete).toBe(true)
     const before = server.rss()
     // 64 kB then a 100 ms pause: about 0.6 MB/s, for three seconds, then the client gives up
     let read = 0
     const peak = await peakRss(server, () =>
-      download(server.base, target, { 'x-api-key': key }, (response, received) => {
+      download(server.url, target, { 'x-api-key': key }, (response, received) => {
         read = received
         response.pause()
         if (received > 2 * MB) response.destroy()
@@ -116,7 +121,7 @@ describe('abuse of the data API', () => {
     let concurrent = 0
     const peak = await peakRss(server, async () => {
       const streams = Array.from({ length: 30 }, () =>
-        download(server.base, target, { 'x-api-key': key }, (response) => {
+        download(server.url, target, { 'x-api-key': key }, (response) => {
           // read the first chunk, then nothing: each stream stalls with its export open
           if (!responses.includes(response)) {
             responses.push(response)
@@ -131,7 +136,7 @@ describe('abuse of the data API', () => {
         const answers = await Promise.all(
           Array.from({ length: 50 }, (_, i) =>
             download(
-              server.base,
+              server.url,
               `/data/pv?start_datetime=2025-05-${String(10 + (i % 10)).padStart(2, '0')}%2000:00:00&end_datetime=2025-05-${String(10 + (i % 10)).padStart(2, '0')}%2023:45:00`,
               { 'x-api-key': key },
             ),
@@ -140,9 +145,9 @@ describe('abuse of the data API', () => {
         expect(answers.every((a) => a.status === 200 && a.complete)).toBe(true)
         concurrent += answers.length
       }
-      const text = await (await fetch(`${server.base}/metrics`)).text()
+      const text = await (await fetch(`${server.url}/metrics`)).text()
       heapUsed = Number(/^nodejs_heap_size_used_bytes(?:\{[^}]*\})? (\S+)$/m.exec(text)?.[1])
-      asked = 30 * (await download(server.base, target, { 'x-api-key': key })).body.length
+      asked = 30 * (await download(server.url, target, { 'x-api-key': key })).body.length
       for (const response of responses) response.destroy()
       await Promise.all(streams)
     })
@@ -156,42 +161,41 @@ describe('abuse of the data API', () => {
 
 describe('concurrent exports per process', () => {
   let h: Harness
-  let base: string
   beforeAll(async () => {
-    h = await startHarness({ settings: { maxStreams: 3, rateLimitKey: 10_000 } })
-    await seedMonth(h.database.pool)
-    await h.app.listen({ port: 0, host: '127.0.0.1' })
-    base = `http://127.0.0.1:${(h.app.server.address() as { port: number }).port}`
+    h = await startHarness({ data: month, settings: { maxStreams: 3, rateLimitKey: 10_000 }, listen: true })
   }, 120_000)
   afterAll(async () => h?.close())
 
   it('answers 503 with Retry-After past the cap, keeps serving single-slice requests, and frees a place when a stream ends', async () => {
-    const key = (await createApiKey(h.db, { name: 'streams', endpoints: ['*'] })).key
+    const key = await h.key(['*'], 'streams')
     // 6 MB each: more than the socket buffers hold, so a stalled one stays open on the server
     const target = await manySlicesTarget(h.db, 'raw', 13)
     const stalled: Array<import('node:http').IncomingMessage> = []
     const open = Array.from({ length: 3 }, () =>
-      download(base, target, { 'x-api-key': key }, (response) => {
+      download(h.base, target, { 'x-api-key': key }, (response) => {
         if (!stalled.includes(response)) stalled.push(response)
         response.pause()
       }),
     )
     while (stalled.length < 3) await sleep(20)
-    const refused = await fetch(`${base}${target}`, { headers: { 'x-api-key': key } })
+    const refused = await fetch(`${h.base}${target}`, { headers: { 'x-api-key': key } })
     expect(refused.status).toBe(503)
     expect(refused.headers.get('retry-after')).toBe('5')
     expect(await refused.json()).toEqual({ detail: 'Too many exports in progress; retry shortly' })
     // a day is one slice: not an export, never refused
-    const day = await fetch(`${base}/data/pv?start_datetime=2025-05-10%2000:00:00&end_datetime=2025-05-10%2023:45:00`, {
-      headers: { 'x-api-key': key },
-    })
+    const day = await fetch(
+      `${h.base}/data/pv?start_datetime=2025-05-10%2000:00:00&end_datetime=2025-05-10%2023:45:00`,
+      {
+        headers: { 'x-api-key': key },
+      },
+    )
     expect(day.status).toBe(200)
     await day.arrayBuffer()
     // the first to stall is not necessarily the first asked: wait for whichever ends
     stalled[0]?.destroy()
     await Promise.race(open)
     await sleep(50)
-    const admitted = await download(base, target, { 'x-api-key': key })
+    const admitted = await download(h.base, target, { 'x-api-key': key })
     expect(admitted.status).toBe(200)
     expect(admitted.complete).toBe(true)
     for (const response of stalled) response.destroy()
@@ -207,8 +211,8 @@ describe('per-key request rate', () => {
   afterAll(async () => h?.close())
 
   it('answers 429 with Retry-After past the limit, for that key only', async () => {
-    const key = (await createApiKey(h.db, { name: 'rate', endpoints: ['*'] })).key
-    const other = (await createApiKey(h.db, { name: 'other', endpoints: ['*'] })).key
+    const key = await h.key(['*'], 'rate')
+    const other = await h.key(['*'], 'other')
     const ask = (k: string) => h.app.inject({ url: '/metadata/meters/', headers: { 'x-api-key': k } })
     for (let i = 0; i < 5; i++) expect((await ask(key)).statusCode).toBe(200)
     const over = await ask(key)

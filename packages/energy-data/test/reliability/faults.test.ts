@@ -1,14 +1,18 @@
-import { createDatabase, type Database } from '@campus/shared'
-import { createTestDatabase, startTcpProxy, type TcpProxy, type TestDatabase } from '@campus/shared/testing'
-import type { FastifyInstance } from 'fastify'
+import { createDatabase } from '@campus/shared'
+import { startTcpProxy, type TcpProxy, type TestDatabase } from '@campus/shared/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { buildApp } from '../../src/app.ts'
-import { defaultSettings } from '../../src/config.ts'
 import type { EnergyDatabase } from '../../src/db/schema.ts'
-import { createApiKey } from '../../src/repositories/api-keys.ts'
-import { energyService } from '../../src/service.ts'
-import { type Download, download, manySlicesTarget, seedMonth, sleep } from './fixture.ts'
-import { startEnergyProcess } from './server-process.ts'
+import { manySlicesTarget, month } from '../fixtures/month.ts'
+import {
+  apiKey,
+  type Download,
+  download,
+  type Harness,
+  sleep,
+  startEnergyProcess,
+  startHarness,
+  testDatabase,
+} from '../harness.ts'
 
 /** What a cut stream must never be: a body that parses as a whole answer. */
 function looksComplete(format: 'raw' | 'csv', body: string): boolean {
@@ -24,35 +28,35 @@ function looksComplete(format: 'raw' | 'csv', body: string): boolean {
 }
 
 describe('the database connection cut mid-request and mid-stream', () => {
-  let database: TestDatabase<EnergyDatabase>
+  let h: Harness
   let proxy: TcpProxy
-  let proxied: Database<EnergyDatabase>
-  let app: FastifyInstance
   let base: string
   let key: string
 
   beforeAll(async () => {
-    database = await createTestDatabase<EnergyDatabase>('energy', energyService.migrationsDir)
-    await seedMonth(database.pool)
-    key = (await createApiKey(database.db, { name: 'faults', endpoints: ['*'] })).key
-    const url = new URL(database.url)
-    proxy = await startTcpProxy(url.hostname, Number(url.port || 5432))
-    // a short connection timeout: a refused database shows quickly
-    proxied = createDatabase<EnergyDatabase>(proxy.rewrite(database.url), { max: 4, connectionTimeoutMillis: 2000 })
-    app = await buildApp({ database: proxied, settings: defaultSettings({ rateLimitKey: 100_000 }) })
-    await app.listen({ port: 0, host: '127.0.0.1' })
-    base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`
+    h = await startHarness({
+      data: month,
+      settings: { rateLimitKey: 100_000 },
+      listen: true,
+      // the app reaches the database through a proxy that can cut it
+      async connect(database) {
+        const url = new URL(database.url)
+        proxy = await startTcpProxy(url.hostname, Number(url.port || 5432))
+        // a short connection timeout: a refused database shows quickly
+        return createDatabase<EnergyDatabase>(proxy.rewrite(database.url), { max: 4, connectionTimeoutMillis: 2000 })
+      },
+    })
+    base = h.base
+    key = await h.key(['*'], 'faults')
   }, 120_000)
   afterAll(async () => {
-    await app?.close()
-    await proxied?.close()
+    await h?.close()
     await proxy?.close()
-    await database?.close()
   })
 
   for (const format of ['raw', 'csv'] as const) {
     it(`aborts a ${format} stream cut halfway, never ends it cleanly, and recovers by itself`, async () => {
-      const target = await manySlicesTarget(database.db, format)
+      const target = await manySlicesTarget(h.db, format)
       const whole = await download(base, target, { 'x-api-key': key })
       expect(whole.status).toBe(200)
       expect(whole.complete).toBe(true)
@@ -106,17 +110,16 @@ describe('the database connection cut mid-request and mid-stream', () => {
 describe('SIGTERM during load on a server process', () => {
   let database: TestDatabase<EnergyDatabase>
   beforeAll(async () => {
-    database = await createTestDatabase<EnergyDatabase>('energy', energyService.migrationsDir)
-    await seedMonth(database.pool)
+    database = await testDatabase(month)
   }, 120_000)
   afterAll(async () => database?.close())
 
   it('finishes the requests in flight (a long stream included), refuses new ones and exits 0', async () => {
-    const key = (await createApiKey(database.db, { name: 'sigterm', endpoints: ['*'] })).key
+    const key = await apiKey(database.db, ['*'], 'sigterm')
     const server = await startEnergyProcess({ ENERGY_DATABASE_URL: database.url, ENERGY_RATE_LIMIT_KEY: '100000' })
     try {
       const target = await manySlicesTarget(database.db, 'csv')
-      const whole = await download(server.base, target, { 'x-api-key': key })
+      const whole = await download(server.url, target, { 'x-api-key': key })
       expect(whole.complete).toBe(true)
 
       // in flight: the long CSV and five JSON exports, each read slowly (a pause after every chunk);
@@ -129,7 +132,7 @@ describe('SIGTERM during load on a server process', () => {
       let signalled = false
       const inFlight = targets.map((t) => {
         let first = true
-        return download(server.base, t, { 'x-api-key': key }, (response) => {
+        return download(server.url, t, { 'x-api-key': key }, (response) => {
           response.pause()
           setTimeout(() => response.resume(), 20)
           if (first) {
@@ -144,7 +147,7 @@ describe('SIGTERM during load on a server process', () => {
       })
       while (!signalled) await sleep(10)
       await sleep(100)
-      const late = await download(server.base, '/auth/public', {})
+      const late = await download(server.url, '/auth/public', {})
       const answers = await Promise.all(inFlight)
       const code = await server.exited
 

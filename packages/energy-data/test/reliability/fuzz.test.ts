@@ -14,11 +14,10 @@ import {
 import { sql } from 'kysely'
 import Type from 'typebox'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { seed } from '../../src/commands/seed.ts'
 import { API_KEY_PREFIX } from '../../src/domain/api-keys.ts'
 import { createApiKey } from '../../src/repositories/api-keys.ts'
 import { DetailResponse, HTTPValidationError } from '../../src/schemas/errors.ts'
-import { type Harness, startHarness } from '../helpers.ts'
+import { type Harness, seeded, startHarness } from '../harness.ts'
 
 // FUZZ_MODE=long (pnpm fuzz): several seeds, 10,000 requests in all
 const PLAN = fuzzPlan(20251122)
@@ -38,22 +37,20 @@ async function fingerprint(h: Harness): Promise<string> {
 
 describe('fuzzing the data API from its OpenAPI document', () => {
   let h: Harness
-  let port: number
   const credentials: Array<Array<[string, string]>> = []
 
   beforeAll(async () => {
     // limits high enough that 429 does not hide what the routes answer
     h = await startHarness({
+      data: seeded({ from: '2025-03-29', to: '2025-04-01', seed: '5' }),
       settings: { rateLimitKey: 1_000_000, rateLimitPublic: 1_000_000 },
       now: () => NOW,
+      listen: true,
     })
-    await seed(h.database.pool, { from: '2025-03-29', to: '2025-04-01', seed: '5' })
     const all = await createApiKey(h.db, { name: 'all', endpoints: ['*'] })
     const metadata = await createApiKey(h.db, { name: 'metadata', endpoints: ['/metadata/*'] })
     const expired = await createApiKey(h.db, { name: 'old', endpoints: ['*'], expiresAt: new Date(NOW - 86_400_000) })
     for (const { key } of [all, metadata, expired]) credentials.push([['x-api-key', key]])
-    await h.app.listen({ port: 0, host: '127.0.0.1' })
-    port = (h.app.server.address() as { port: number }).port
   }, 60_000)
   afterAll(async () => h?.close())
 
@@ -64,7 +61,7 @@ describe('fuzzing the data API from its OpenAPI document', () => {
         const document = (await h.app.inject('/openapi.json')).json()
         const keys = credentials.map((pairs) => pairs[0]?.[1] as string)
         const report = await fuzzService({
-          port,
+          port: Number(new URL(h.base).port),
           document,
           runs: RUNS,
           seed: fuzzSeed,

@@ -1,24 +1,17 @@
-import { execFile } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { promisify } from 'node:util'
-import { createTestDatabase, needsService, type TestDatabase } from '@campus/shared/testing'
+import { needsService, type TestDatabase } from '@campus/shared/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { EnergyDatabase } from '../../src/db/schema.ts'
 import { createApiKey, revokeApiKeys } from '../../src/repositories/api-keys.ts'
-import { energyService } from '../../src/service.ts'
-import { type ServerProcess, startEnergyProcess } from './server-process.ts'
+import { energyCli, type ServerProcess, startEnergyProcess, testDatabase } from '../harness.ts'
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'
 const LIMIT = 12
-const run = promisify(execFile)
 
-/** The admin command line, as an operator runs it, against the shared database. */
+/** The admin command line, as an operator runs it, against the shared database: its JSON answer. */
 async function cli(url: string, ...args: string[]): Promise<unknown> {
-  const { stdout } = await run(
-    process.execPath,
-    ['--experimental-strip-types', '--disable-warning=ExperimentalWarning', energyService.cliEntry, ...args],
-    { env: { ...process.env, ENERGY_DATABASE_URL: url } },
-  )
+  const { code, stdout, stderr } = await energyCli(url, args)
+  if (code !== 0) throw new Error(`pnpm energy ${args.join(' ')} exited ${code}: ${stderr}`)
   return JSON.parse(stdout)
 }
 
@@ -30,7 +23,7 @@ describe.runIf(await needsService('two-instance tests (Redis)', REDIS_URL))(
     let b: ServerProcess
 
     beforeAll(async () => {
-      database = await createTestDatabase<EnergyDatabase>('energy', energyService.migrationsDir)
+      database = await testDatabase()
       // counters of this run only: a prefix no other run shares
       const env = {
         ENERGY_DATABASE_URL: database.url,
@@ -46,7 +39,7 @@ describe.runIf(await needsService('two-instance tests (Redis)', REDIS_URL))(
     })
 
     const ask = (server: ServerProcess, key: string, path = '/auth/protected') =>
-      fetch(`${server.base}${path}`, { headers: { 'x-api-key': key } })
+      fetch(`${server.url}${path}`, { headers: { 'x-api-key': key } })
 
     it('accepts at both a key created with the CLI or the repository, and refuses at both a key revoked by either', async () => {
       const created = (await cli(database.url, 'key:create', '--name', 'cli-key', '--endpoint', '*')) as {

@@ -1,13 +1,11 @@
 import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
-import { createTestDatabase, needsService, type TestDatabase } from '@campus/shared/testing'
+import { needsService, type TestDatabase } from '@campus/shared/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { seed } from '../../src/commands/seed.ts'
 import type { EnergyDatabase } from '../../src/db/schema.ts'
 import { displayPrefix } from '../../src/domain/api-keys.ts'
 import { createApiKey, revokeApiKeys } from '../../src/repositories/api-keys.ts'
-import { energyService } from '../../src/service.ts'
-import { type ServerProcess, startEnergyProcess } from './server-process.ts'
+import { type ServerProcess, seeded, startEnergyProcess, testDatabase } from '../harness.ts'
 
 const run = promisify(execFile)
 
@@ -22,8 +20,7 @@ describe.runIf(onServer)('no API key in the database dump or the logs', () => {
   let server: ServerProcess
 
   beforeAll(async () => {
-    database = await createTestDatabase<EnergyDatabase>('energy', energyService.migrationsDir)
-    await seed(database.pool, { from: '2025-05-01', to: '2025-05-04', seed: '2' })
+    database = await testDatabase(seeded({ from: '2025-05-01', to: '2025-05-04', seed: '2' }))
     server = await startEnergyProcess({
       ENERGY_DATABASE_URL: database.url,
       LOG_LEVEL: 'debug',
@@ -49,7 +46,7 @@ describe.runIf(onServer)('no API key in the database dump or the logs', () => {
     keys.push(revoked.key)
 
     const catalog = (await (
-      await fetch(`${server.base}/auth/apikey/endpoints`, { headers: { 'x-api-key': keys[0] as string } })
+      await fetch(`${server.url}/auth/apikey/endpoints`, { headers: { 'x-api-key': keys[0] as string } })
     ).json()) as string[]
     const paths = catalog.map((p) =>
       p.replace('{uuid}', p.includes('dataloggers') ? 'DL-1' : '1').replace('{name}', 'dashboard.css'),
@@ -67,7 +64,7 @@ describe.runIf(onServer)('no API key in the database dump or the logs', () => {
           [`${path}${query}${query ? '&' : '?'}api_key=${key}`, {}],
           [path, { authorization: `Bearer ${key}` }],
         ] as Array<[string, Record<string, string>]>) {
-          const response = await fetch(`${server.base}${target}`, { headers })
+          const response = await fetch(`${server.url}${target}`, { headers })
           await response.arrayBuffer()
           statuses.add(response.status)
           requests++

@@ -1,7 +1,8 @@
 /**
- * What the acceptance tests know without the service's code: Europe/Rome's calendar through Intl,
- * the arithmetic of quarter hours, and how to read the reports a person reads (Markdown lists and
- * tables, numbers as `1,234.56`).
+ * What the tests know without the service's code: the calendar of a zone through Intl, the
+ * arithmetic of quarter hours, and how to read the reports a person reads (Markdown lists and
+ * tables, numbers as `1,234.56`). Expectations are recomputed with these, never with the
+ * service's modules or SQL.
  */
 import { expect } from 'vitest'
 
@@ -10,18 +11,33 @@ export const QUARTER = 900_000
 /** Hours in a quarter hour: a mean power over it becomes energy, a volume in it becomes a flow. */
 export const QUARTER_HOURS = 0.25
 
-const dateParts = new Intl.DateTimeFormat('en-CA', {
-  timeZone: ROME,
-  year: 'numeric',
-  month: '2-digit',
-  day: '2-digit',
-  hour: '2-digit',
-  minute: '2-digit',
-  second: '2-digit',
-  weekday: 'short',
-  hourCycle: 'h23',
-  timeZoneName: 'longOffset',
-})
+/** Every quarter hour in [from, to). */
+export function quarters(from: string, to: string): number[] {
+  const out: number[] = []
+  for (let t = Date.parse(from); t < Date.parse(to); t += QUARTER) out.push(t)
+  return out
+}
+
+const formats = new Map<string, Intl.DateTimeFormat>()
+const dateParts = (zone: string): Intl.DateTimeFormat => {
+  let format = formats.get(zone)
+  if (!format) {
+    format = new Intl.DateTimeFormat('en-CA', {
+      timeZone: zone,
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
+      weekday: 'short',
+      hourCycle: 'h23',
+      timeZoneName: 'longOffset',
+    })
+    formats.set(zone, format)
+  }
+  return format
+}
 
 export interface Local {
   date: string
@@ -32,9 +48,13 @@ export interface Local {
   iso: string
 }
 
-/** Wall-clock facts of an instant in Europe/Rome. */
-export function local(t: number): Local {
-  const parts = Object.fromEntries(dateParts.formatToParts(t).map((p) => [p.type, p.value]))
+/** Wall-clock facts of an instant in `zone` (Europe/Rome unless told). */
+export function local(t: number, zone = ROME): Local {
+  const parts = Object.fromEntries(
+    dateParts(zone)
+      .formatToParts(t)
+      .map((p) => [p.type, p.value]),
+  )
   const date = `${parts.year}-${parts.month}-${parts.day}`
   const offset = parts.timeZoneName === 'GMT' ? '+00:00' : (parts.timeZoneName ?? '').replace('GMT', '')
   return {
