@@ -2,7 +2,7 @@ import { CommonConfig, DatabaseUrl, loadConfig, Port } from '@campus/shared'
 import Type, { type Static } from 'typebox'
 import { energyService } from './service.ts'
 
-export const EnergyConfigSchema = Type.Object({
+const EnergyConfigSchema = Type.Object({
   ...CommonConfig,
   ENERGY_PORT: Port(energyService.defaultPort),
   ENERGY_DATABASE_URL: DatabaseUrl(),

@@ -142,7 +142,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
 }
 
 /** Heap sizing of the production service (its descriptor), unless ENERGY_TEST_NODE_FLAGS says otherwise. */
-export const PRODUCTION_NODE_FLAGS =
+const PRODUCTION_NODE_FLAGS =
   process.env.ENERGY_TEST_NODE_FLAGS?.split(' ').filter(Boolean) ?? energyService.nodeOptions
 
 export interface ServerProcess extends RunningService {

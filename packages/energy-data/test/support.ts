@@ -39,7 +39,7 @@ const dateParts = (zone: string): Intl.DateTimeFormat => {
   return format
 }
 
-export interface Local {
+interface Local {
   date: string
   hour: number
   minute: number
@@ -67,7 +67,7 @@ export function local(t: number, zone = ROME): Local {
 }
 
 /** `YYYY-MM-DD` plus `days` calendar days. */
-export function addDays(date: string, days: number): string {
+function addDays(date: string, days: number): string {
   const d = new Date(`${date}T12:00:00Z`)
   d.setUTCDate(d.getUTCDate() + days)
   return d.toISOString().slice(0, 10)
@@ -120,14 +120,6 @@ export function listLine(markdown: string, label: string): string {
   return line.slice(`- ${label}: `.length)
 }
 
-/** The first number of a text as the English reports print it (`1,234.567`), or null for `n/a`. */
-export function printed(text: string): number | null {
-  if (text.trim().startsWith('n/a')) return null
-  const match = /-?[\d,]+(?:\.\d+)?/.exec(text)
-  if (!match) throw new Error(`no number in "${text}"`)
-  return Number(match[0].replace(/,/g, ''))
-}
-
 /** A printed number equals `expected` to the decimals it was printed with. */
 export function expectPrinted(text: string, expected: number | null, what: string): void {
   if (expected === null) {
@@ -163,6 +155,3 @@ export function tableRows(markdown: string, title: string): string[][] {
   }
   return rows
 }
-
-/** `12.5 %` as the reports print a share. */
-export const percent = (part: number, whole: number): string => `${((part / whole) * 100).toFixed(1)} %`

@@ -37,7 +37,7 @@ const FOUNTAINS = Object.keys(FOUNTAIN_NAMES) as Array<keyof typeof FOUNTAIN_NAM
 
 type Db = Kysely<EnergyDatabase>
 
-export interface ChartRequest {
+interface ChartRequest {
   lang: Language
   /** The service's zone (ENERGY_TIMEZONE). */
   zone: string
@@ -87,7 +87,7 @@ async function fotovoltaico(db: Db, lang: Language, zone: string, now: number): 
 }
 
 /** Grid withdrawal of a quarter hour: the consumption PV did not cover. */
-export const gridWithdrawal = (production: number | null, consumption: number | null): number | null =>
+const gridWithdrawal = (production: number | null, consumption: number | null): number | null =>
   production === null || consumption === null ? null : Math.max(consumption - production, 0)
 
 async function bilancio(db: Db, lang: Language, zone: string, now: number): Promise<ChartConfig> {

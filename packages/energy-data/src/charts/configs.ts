@@ -9,12 +9,12 @@ import { CHART_TEXT, type Language, LOCALES, pick } from './i18n.ts'
 export type ChartConfig = ChartConfiguration<'line' | 'bar', Array<number | null>, string>
 
 /** Distinguishable on white and on the dashboard's dark header alike. */
-export const PALETTE = ['#f2a900', '#2e7d32', '#1565c0', '#c62828', '#6a1b9a', '#00838f', '#ef6c00', '#5d4037']
+const PALETTE = ['#f2a900', '#2e7d32', '#1565c0', '#c62828', '#6a1b9a', '#00838f', '#ef6c00', '#5d4037']
 
 const translucent = (hex: string) => `${hex}99`
 
 /** Three decimals: well under the meters' resolution, and the JSON stays small. */
-export const round3 = (value: number | null): number | null => (value === null ? null : Math.round(value * 1000) / 1000)
+const round3 = (value: number | null): number | null => (value === null ? null : Math.round(value * 1000) / 1000)
 
 const labelFormats = new Map<string, Intl.DateTimeFormat>()
 
@@ -35,14 +35,14 @@ function labelFormat(lang: Language, zone: string, withTime: boolean): Intl.Date
 }
 
 /** Axis label of a quarter hour in local time, e.g. `lun 20/10, 14:15`. */
-export const quarterLabel = (instant: number, lang: Language, zone: string): string =>
+const quarterLabel = (instant: number, lang: Language, zone: string): string =>
   labelFormat(lang, zone, true).format(new Date(instant))
 
 /**
  * Labels of consecutive quarter hours. The hour repeated when clocks go back would print twice
  * alike; both occurrences then carry their UTC offset (`dom 26/10, 02:15 +02:00` / `+01:00`).
  */
-export function quarterLabels(slots: number[], lang: Language, zone: string): string[] {
+function quarterLabels(slots: number[], lang: Language, zone: string): string[] {
   const labels = slots.map((t) => quarterLabel(t, lang, zone))
   const seen = new Map<string, number>()
   for (const label of labels) seen.set(label, (seen.get(label) ?? 0) + 1)
@@ -76,7 +76,7 @@ function midnightTicks(slots: number[], lang: Language, zone: string) {
 }
 
 /** Axis label of a local day `YYYY-MM-DD` (read at its local noon, safe on DST days). */
-export const dayLabel = (day: string, lang: Language, zone: string): string =>
+const dayLabel = (day: string, lang: Language, zone: string): string =>
   labelFormat(lang, zone, false).format(new Date(`${day}T12:00:00Z`))
 
 const windowFormats = new Map<string, Intl.DateTimeFormat>()

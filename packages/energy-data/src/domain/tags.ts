@@ -1,6 +1,6 @@
 /** Data-quality tags of the per-meter quarter hours. */
 export const TAGS = ['ok', 'estimated', 'interpolated', 'suspect', 'invalid'] as const
-export type Tag = (typeof TAGS)[number]
+type Tag = (typeof TAGS)[number]
 
 export const TAG_DESCRIPTION =
   'Data-quality tags to include: `ok` (measured), `estimated` (filled from a model or a neighbour), ' +

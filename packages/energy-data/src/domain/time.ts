@@ -67,7 +67,7 @@ export function isTimeZone(name: string): boolean {
 
 export const ZONE_MESSAGE = 'Input should be an IANA time zone name such as Europe/Rome'
 
-export interface LocalParts {
+interface LocalParts {
   year: number
   month: number
   day: number

@@ -25,14 +25,14 @@ export interface WindowQuery {
 }
 
 /** Both ends inclusive, epoch ms, and the zone of local days and printed times. */
-export interface Window {
+interface Window {
   startMs: number
   endMs: number
   zone: string
 }
 
 /** What a request without one or both bounds covers, given the bounds it has. */
-export type WindowDefaults = (start: number | undefined, end: number | undefined) => { startMs: number; endMs: number }
+type WindowDefaults = (start: number | undefined, end: number | undefined) => { startMs: number; endMs: number }
 
 const LIMIT_MS = Date.UTC(9999, 0, 1)
 
@@ -81,7 +81,7 @@ export const invalid = (field: string, msg: string) =>
   new UnprocessableEntity([{ loc: ['query', field], msg, type: 'value_error' }])
 
 /** How far back the default data window reaches: a useful screenful of buckets for each aggregation. */
-export function defaultSpanMs(aggregation: Aggregation): number {
+function defaultSpanMs(aggregation: Aggregation): number {
   const a = AGGREGATIONS[aggregation]
   if (a.kind === 'fixed') return DAY_MS
   if (a.unit === 'day') return 30 * DAY_MS
@@ -127,7 +127,7 @@ export function wholeDays(window: Window): DayWindow {
  * The newest complete local day holding data: the day of the newest quarter hour when that
  * quarter ends it, else the day before. With no data at all, yesterday.
  */
-export function lastCompleteDay(latest: number | undefined, now: number, zone: string): string {
+function lastCompleteDay(latest: number | undefined, now: number, zone: string): string {
   const newest = latest ?? floorQuarter(now) - QUARTER_MS
   const day = localDate(newest, zone)
   const complete = newest + QUARTER_MS >= localMidnight(day, zone, 1)

@@ -36,9 +36,9 @@ export interface SqlField {
 export type RowSql = (fields: readonly SqlField[]) => string
 
 /** A row as the database returns it: the bucket start in epoch ms, then the fields as text. */
-export type EncodedRow = readonly [number, string]
+type EncodedRow = readonly [number, string]
 
-export interface Encoding {
+interface Encoding {
   readonly contentType: string
   readonly rowSql: RowSql
   /** Opening of the body (a JSON bracket, a CSV/TXT header line). */

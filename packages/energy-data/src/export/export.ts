@@ -11,24 +11,24 @@ import { DetailError, UnprocessableEntity } from '../errors.ts'
 import { countSeries, planSeries, readSeries, type SeriesRequest, seriesFields } from '../repositories/measurements.ts'
 import { type DataFormat, encoding } from './encoders.ts'
 
-export interface ExportRequest extends SeriesRequest {
+interface ExportRequest extends SeriesRequest {
   format: DataFormat
 }
 
-export interface ExportBody {
+interface ExportBody {
   contentType: string
   /** The whole body when one slice holds the answer (a dashboard's day), else a stream. */
   body: string | Readable
 }
 
 /** What an export needs from the response it feeds. */
-export interface ExportContext {
+interface ExportContext {
   log: FastifyBaseLogger
   /** Runs `listener` once the response has closed, whether it ended, failed or its client went away. */
   onClose(listener: () => void): void
 }
 
-export interface ExporterOptions {
+interface ExporterOptions {
   pool: pg.Pool
   /** Most rows one request may return. */
   maxRows: number

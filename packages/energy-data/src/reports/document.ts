@@ -72,8 +72,8 @@ function textBlock(block: Block): string {
   }
 }
 
-export const renderMarkdown = (blocks: Block[]): string => `${blocks.map(markdownBlock).join('\n\n')}\n`
-export const renderText = (blocks: Block[]): string => `${blocks.map(textBlock).join('\n\n')}\n`
+const renderMarkdown = (blocks: Block[]): string => `${blocks.map(markdownBlock).join('\n\n')}\n`
+const renderText = (blocks: Block[]): string => `${blocks.map(textBlock).join('\n\n')}\n`
 
 /** Body and content type of a report in the requested format (`json`: the Markdown as a JSON string, as FastAPI would send it). */
 export function renderReport(blocks: Block[], format: ReportFormat): { body: string; contentType: string } {
@@ -87,7 +87,7 @@ export function renderReport(blocks: Block[], format: ReportFormat): { body: str
   }
 }
 
-export interface Numbers {
+interface Numbers {
   /** Fixed decimals, thousands grouped, `n/a` (`n.d.`) when absent. */
   num(value: number | null | undefined, decimals?: number): string
   /** `part / whole` in per cent with one decimal. */

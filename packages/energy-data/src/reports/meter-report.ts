@@ -2,7 +2,8 @@ import { ACCUMULATES_TO, convertQuarter, isUnitId, kindOfMetadata, unitSymbol } 
 import type { Language } from '../charts/i18n.ts'
 import { formatIso, quartersBetween } from '../domain/time.ts'
 import type { DayWindow } from '../domain/window.ts'
-import type { MeterDay, MeterRow, MeterStats } from '../repositories/views.ts'
+import type { MeterRow } from '../repositories/metadata.ts'
+import type { MeterDay, MeterStats } from '../repositories/views.ts'
 import { type Block, coverageLine, heading, list, numbers, paragraph, table, windowLine } from './document.ts'
 
 const TEXT = {
@@ -121,7 +122,7 @@ function totalOf(meter: MeterRow, lang: Language): Total | { none: string } {
   }
 }
 
-export interface MeterReportInput {
+interface MeterReportInput {
   meter: MeterRow
   window: DayWindow
   stats: MeterStats

@@ -22,7 +22,7 @@ export const SCHEDULE_SERIES = [
 /** A series counts as running in a quarter hour above this share of its own peak of the year. */
 export const RUNNING_SHARE = 0.1
 /** An hour belongs to the schedule when the series runs in at least this share of its quarter hours. */
-export const SCHEDULE_SHARE = 0.5
+const SCHEDULE_SHARE = 0.5
 
 /** The units of the report: energy of the year and of each month, mean power by hour. */
 const ENERGY: UnitId = 'unit:MegaW-HR'
@@ -30,7 +30,7 @@ const POWER: UnitId = 'unit:KiloW'
 /** Hours in a quarter hour: running quarter hours to running hours (a duration, not a unit of the series). */
 const QUARTER_HOURS = QUARTER_MS / HOUR_MS
 
-export interface SeriesSchedule {
+interface SeriesSchedule {
   name: string
   column: string
   /** Energy of the year in MWh: the quarter hours' mean powers accumulated over 0.25 h each. */
@@ -184,7 +184,7 @@ const TEXT = {
   },
 } as const
 
-export interface PalinsestiInput {
+interface PalinsestiInput {
   year: number
   zone: string
   from: number

@@ -6,9 +6,9 @@ import type { DayWindow } from '../domain/window.ts'
 import type { BalanceTotals, ColumnSummary, DailyTotals } from '../repositories/views.ts'
 import { type Block, coverageLine, heading, list, numbers, paragraph, table, windowLine } from './document.ts'
 
-export const PV_PLANTS = Object.keys(PLANT_NAMES) as Array<keyof typeof PLANT_NAMES>
+const PV_PLANTS = Object.keys(PLANT_NAMES) as Array<keyof typeof PLANT_NAMES>
 export const PV_COLUMNS = ['tot_pv', ...PV_PLANTS] as const
-export type PvColumn = (typeof PV_COLUMNS)[number]
+type PvColumn = (typeof PV_COLUMNS)[number]
 
 /** The units the report speaks in. */
 const ENERGY: UnitId = 'unit:KiloW-HR'
@@ -107,7 +107,7 @@ const TEXT = {
   },
 } as const
 
-export interface PvReportInput {
+interface PvReportInput {
   window: DayWindow
   quarters: number
   summaries: Record<PvColumn, ColumnSummary>

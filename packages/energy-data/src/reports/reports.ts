@@ -14,11 +14,11 @@ import {
   wholeDays,
 } from '../domain/window.ts'
 import { DetailError } from '../errors.ts'
+import { findMeter } from '../repositories/metadata.ts'
 import {
   aulepBalance,
   columnSummaries,
   dailyTotals,
-  findMeter,
   holdsData,
   latestMeterQuarter,
   latestQuarter,
@@ -65,14 +65,14 @@ function reportDays(context: ReportContext, query: WindowQuery, latest: number |
   return window
 }
 
-export async function buildMeterReport(context: ReportContext, uuid: number, query: ReportQuery): Promise<Block[]> {
+export async function buildMeterReport(context: ReportContext, meterId: number, query: ReportQuery): Promise<Block[]> {
   const { db } = context
-  const meter = await findMeter(db, uuid)
-  if (!meter) throw new DetailError(404, `Meter ${uuid} not found`)
-  const window = reportDays(context, query, await latestMeterQuarter(db, uuid), DEFAULT_METER_DAYS)
+  const meter = await findMeter(db, meterId)
+  if (!meter) throw new DetailError(404, `Meter ${meterId} not found`)
+  const window = reportDays(context, query, await latestMeterQuarter(db, meterId), DEFAULT_METER_DAYS)
   const [stats, days] = await Promise.all([
-    meterStats(db, uuid, window.from, window.to),
-    meterDays(db, uuid, window.from, window.to, window.zone),
+    meterStats(db, meterId, window.from, window.to),
+    meterDays(db, meterId, window.from, window.to, window.zone),
   ])
   return meterReport({ meter, window, stats, days, lang: query.lang ?? 'it' })
 }

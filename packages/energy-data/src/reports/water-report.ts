@@ -8,12 +8,12 @@ import { type Block, coverageLine, heading, list, numbers, paragraph, table, win
 
 /** Water meters in report order: the main meter, then the drinking fountains. */
 export const WATER_METERS = GROUP_COLUMNS.water
-export type WaterMeter = (typeof WATER_METERS)[number]
+type WaterMeter = (typeof WATER_METERS)[number]
 
 const fountainNames = (lang: Language, prefix: string) =>
   Object.fromEntries(Object.entries(FOUNTAIN_NAMES).map(([k, v]) => [k, `${prefix} ${v[lang]}`]))
 
-export const WATER_NAMES: Record<Language, Record<WaterMeter, string>> = {
+const WATER_NAMES: Record<Language, Record<WaterMeter, string>> = {
   it: { tot_sede_centrale: 'Sede centrale', ...fountainNames('it', 'Fontanella') } as Record<WaterMeter, string>,
   en: { tot_sede_centrale: 'Main site', ...fountainNames('en', 'Fountain') } as Record<WaterMeter, string>,
 }
@@ -97,7 +97,7 @@ const TEXT = {
   },
 } as const
 
-export interface WaterReportInput {
+interface WaterReportInput {
   window: DayWindow
   quarters: number
   summaries: Record<WaterMeter, ColumnSummary>

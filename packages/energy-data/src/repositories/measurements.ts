@@ -31,7 +31,7 @@ export interface SeriesRequest {
   coverage: boolean
 }
 
-export interface SeriesPlan {
+interface SeriesPlan {
   /** First bucket start and end of the last bucket (exclusive), epoch ms. */
   lo: number
   hi: number

@@ -1,24 +1,31 @@
 import type { Kysely, Selectable } from 'kysely'
 import type { DataloggerTable, EnergyDatabase, MeterTable } from '../db/schema.ts'
 
-export type MeterRow = Selectable<MeterTable>
+/** A meter, with the description of its datalogger. */
+export type MeterRow = Selectable<MeterTable> & { datalogger_description: string | null }
 export type DataloggerRow = Selectable<DataloggerTable>
 
+function meters(db: Kysely<EnergyDatabase>) {
+  return db
+    .selectFrom('meters')
+    .leftJoin('dataloggers', 'dataloggers.id', 'meters.datalogger_id')
+    .selectAll('meters')
+    .select('dataloggers.description as datalogger_description')
+}
+
 export function listMeters(db: Kysely<EnergyDatabase>): Promise<MeterRow[]> {
-  return db.selectFrom('meters').selectAll().orderBy('id').execute()
+  return meters(db).orderBy('meters.id').execute()
 }
 
 export function findMeter(db: Kysely<EnergyDatabase>, id: number): Promise<MeterRow | undefined> {
-  return db.selectFrom('meters').selectAll().where('id', '=', id).executeTakeFirst()
+  return meters(db).where('meters.id', '=', id).executeTakeFirst()
 }
 
 /** The most recently installed meter (latest `date_from`; the highest id among equals or undated). */
 export function lastInstalledMeter(db: Kysely<EnergyDatabase>): Promise<MeterRow | undefined> {
-  return db
-    .selectFrom('meters')
-    .selectAll()
-    .orderBy('date_from', (o) => o.desc().nullsLast())
-    .orderBy('id', 'desc')
+  return meters(db)
+    .orderBy('meters.date_from', (o) => o.desc().nullsLast())
+    .orderBy('meters.id', 'desc')
     .limit(1)
     .executeTakeFirst()
 }

@@ -46,7 +46,7 @@ export async function latestMeterQuarter(db: Db, meterId: number): Promise<numbe
   return latest ? latest.getTime() : undefined
 }
 
-export type SeriesRow<C extends string> = { time: number } & Record<C, number | null>
+type SeriesRow<C extends string> = { time: number } & Record<C, number | null>
 
 /** Rows of a group with `from < time_15m <= to`, oldest first (a chart window, 15-minute detail). */
 export async function seriesRows<G extends GroupName, C extends Column<G>>(
@@ -187,39 +187,6 @@ export async function aulepBalance(db: Db, from: number, to: number): Promise<Ba
     .where('consumo_aula_1p', 'is not', null)
     .executeTakeFirstOrThrow()
   return { ...row, quarters: Number(row.quarters) }
-}
-
-export interface MeterRow {
-  id: number
-  description: string
-  notes: string | null
-  datalogger_id: string
-  datalogger_description: string | null
-  type_id: string | null
-  unit_id: string | null
-  quantity_id: string | null
-  date_from: Date | null
-  date_to: Date | null
-}
-
-export async function findMeter(db: Db, id: number): Promise<MeterRow | undefined> {
-  return db
-    .selectFrom('meters')
-    .leftJoin('dataloggers', 'dataloggers.id', 'meters.datalogger_id')
-    .select([
-      'meters.id',
-      'meters.description',
-      'meters.notes',
-      'meters.datalogger_id',
-      'dataloggers.description as datalogger_description',
-      'meters.type_id',
-      'meters.unit_id',
-      'meters.quantity_id',
-      'meters.date_from',
-      'meters.date_to',
-    ])
-    .where('meters.id', '=', id)
-    .executeTakeFirst() as Promise<MeterRow | undefined>
 }
 
 export interface MeterStats {

@@ -17,7 +17,7 @@ import { latestQuarter } from '../repositories/views.ts'
 import { cached, NotFoundBody, NotModified, ValidationErrorBody } from '../schemas/views.ts'
 
 /** Scripts, styles, data and images from this origin only; nothing inline, no frames, no forms elsewhere. */
-export const DASHBOARD_CSP = [
+const DASHBOARD_CSP = [
   "default-src 'none'",
   "script-src 'self'",
   "style-src 'self'",
@@ -72,7 +72,7 @@ const PageLang = Type.Enum([...LANGUAGES], {
 })
 
 /** `lang` when given, else the language `Accept-Language` prefers among ours, else Italian. */
-export function pageLanguage(lang: Language | undefined, acceptLanguage: string | undefined): Language {
+function pageLanguage(lang: Language | undefined, acceptLanguage: string | undefined): Language {
   if (lang) return lang
   const preferred = new Negotiator({ headers: { 'accept-language': acceptLanguage ?? '' } }).language([...LANGUAGES])
   return (LANGUAGES as readonly string[]).includes(preferred ?? '') ? (preferred as Language) : 'it'

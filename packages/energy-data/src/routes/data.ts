@@ -73,7 +73,7 @@ export const dataRoutes = routePlugin('energy-data-routes', (app) => {
           'quarter hours hold a row.',
         headers: apiKeyHeaders,
         security: apiKeySecurity,
-        querystring: { type: 'object', properties: { ...dataQuerySchema(), ...metersQuerySchema } },
+        querystring: { type: 'object', properties: { ...dataQuerySchema(settings.zone), ...metersQuerySchema } },
         response: {
           200: dataResponse(Data15m, 'Per-meter rows'),
           ...keyErrorResponses,
@@ -116,7 +116,7 @@ export const dataRoutes = routePlugin('energy-data-routes', (app) => {
             'no value in a bucket is null; `coverage=true` says how many of its quarter hours hold a row.',
           headers: apiKeyHeaders,
           security: apiKeySecurity,
-          querystring: { type: 'object', properties: dataQuerySchema(aggregations) },
+          querystring: { type: 'object', properties: dataQuerySchema(settings.zone, aggregations) },
           response: {
             200: dataResponse(row, `${group} rows`, groupHeaderDescription(group)),
             ...keyErrorResponses,

@@ -6,7 +6,7 @@ export const DetailResponse = Type.Object(
   { title: 'HTTPError', examples: [{ detail: 'Not Found' }] },
 )
 
-export const ValidationError = Type.Object(
+const ValidationError = Type.Object(
   {
     loc: Type.Array(Type.Union([Type.String(), Type.Integer()])),
     msg: Type.String(),

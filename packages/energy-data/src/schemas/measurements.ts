@@ -66,7 +66,7 @@ export const Data15m = Type.Object(
 )
 
 /** What a column holds, from the series catalogue: quantity, unit, how buckets combine it, the meter it mirrors. */
-export function seriesDescription(series: Series): string {
+function seriesDescription(series: Series): string {
   const { kind } = series
   const symbol = unitSymbol(kind.unit)
   const bucket =
@@ -116,7 +116,8 @@ const DATETIME_DESCRIPTION =
   'day before it for `15 m`, `30 m`, `1 h`; 30 days for `1 d`; 12 weeks for `1 w`; a year for `1 mon`. ' +
   'Given only `start_datetime`, `end_datetime` is that span after it.'
 
-export function dataQuerySchema(aggregations: readonly Aggregation[] = AGGREGATION_VALUES) {
+/** The query of a `/data` route; `zone` is the service's (ENERGY_TIMEZONE), the default of `timezone`. */
+export function dataQuerySchema(zone: string, aggregations: readonly Aggregation[] = AGGREGATION_VALUES) {
   return {
     aggregation: Type.Enum([...aggregations], {
       default: '15 m',
@@ -150,7 +151,7 @@ export function dataQuerySchema(aggregations: readonly Aggregation[] = AGGREGATI
       Type.String({
         description:
           'IANA zone of local days (bucket boundaries of `1 d`, `1 w`, `1 mon`) and of the output offsets; ' +
-          'default Europe/Rome (ENERGY_TIMEZONE).',
+          `default ${zone} (ENERGY_TIMEZONE).`,
         examples: ['Europe/Rome', 'UTC'],
       }),
     ),

@@ -41,7 +41,7 @@ export const NotFoundBody = Type.Object(
 )
 
 /** Response headers of the cached views, as the OpenAPI document shows them. */
-export const CACHE_HEADERS = {
+const CACHE_HEADERS = {
   etag: { type: 'string', description: 'Strong validator: a digest of the body.' },
   'cache-control': { type: 'string', description: 'public, max-age=<seconds>' },
 }

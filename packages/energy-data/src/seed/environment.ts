@@ -3,8 +3,10 @@
  * clouds, temperature, wind and rain, the local calendar and how busy the buildings are.
  * Pure functions of (seed, time): the same seed always gives the same estate.
  */
+import { DAY_MS, HOUR_MS, offsetMinutes, QUARTER_MS } from '../domain/time.ts'
 
-const QUARTER_MS = 900_000
+/** Where the estate stands: Turin, in Europe/Rome's local time. */
+const ESTATE_ZONE = 'Europe/Rome'
 const LATITUDE = (45.06 * Math.PI) / 180
 const LONGITUDE_DEG = 7.66
 
@@ -18,22 +20,11 @@ export function noise(seed: number, stream: number, i: number): number {
 }
 
 /** Noise that moves smoothly with x (value noise with a smoothstep between integer points). */
-export function smooth(seed: number, stream: number, x: number): number {
+function smooth(seed: number, stream: number, x: number): number {
   const i = Math.floor(x)
   const f = x - i
   const s = f * f * (3 - 2 * f)
   return noise(seed, stream, i) * (1 - s) + noise(seed, stream, i + 1) * s
-}
-
-function lastSundayUtc(year: number, month: number): number {
-  const last = new Date(Date.UTC(year, month + 1, 0))
-  return Date.UTC(year, month, last.getUTCDate() - last.getUTCDay(), 1)
-}
-
-/** Europe/Rome offset in hours (EU rule: summer time from the last Sunday of March to that of October, 01:00 UTC). */
-export function romeOffsetHours(ms: number): number {
-  const year = new Date(ms).getUTCFullYear()
-  return ms >= lastSundayUtc(year, 2) && ms < lastSundayUtc(year, 9) ? 2 : 1
 }
 
 const HOLIDAYS = new Set([
@@ -92,19 +83,19 @@ function occupancyOf(hour: number, weekday: number, closed: boolean, reduced: bo
 }
 
 export function environmentAt(seed: number, ms: number): Environment {
-  const local = new Date(ms + romeOffsetHours(ms) * 3_600_000)
+  const local = new Date(ms + offsetMinutes(ms, ESTATE_ZONE) * 60_000)
   const hour = local.getUTCHours() + local.getUTCMinutes() / 60
   const weekday = local.getUTCDay()
   const startOfYear = Date.UTC(local.getUTCFullYear(), 0, 1)
-  const dayOfYear = Math.floor((local.getTime() - startOfYear) / 86_400_000) + 1
+  const dayOfYear = Math.floor((local.getTime() - startOfYear) / DAY_MS) + 1
   const monthDay = local.toISOString().slice(5, 10)
-  const day = Math.floor(local.getTime() / 86_400_000)
+  const day = Math.floor(local.getTime() / DAY_MS)
   const closed = HOLIDAYS.has(monthDay) || (monthDay >= '08-10' && monthDay <= '08-20')
   const reduced = monthDay >= '12-23' || monthDay <= '01-06' || (monthDay >= '07-28' && monthDay <= '08-28')
 
   // the sun over Turin (solar time from UTC and longitude; the equation of time is left out)
   const declination = ((23.44 * Math.PI) / 180) * Math.sin((2 * Math.PI * (284 + dayOfYear)) / 365)
-  const utcHours = (ms % 86_400_000) / 3_600_000 + 7.5 / 60 // middle of the quarter hour
+  const utcHours = (ms % DAY_MS) / HOUR_MS + 7.5 / 60 // middle of the quarter hour
   const hourAngle = ((utcHours + LONGITUDE_DEG / 15 - 12) * 15 * Math.PI) / 180
   const sunHeight =
     Math.sin(LATITUDE) * Math.sin(declination) + Math.cos(LATITUDE) * Math.cos(declination) * Math.cos(hourAngle)
@@ -120,13 +111,13 @@ export function environmentAt(seed: number, ms: number): Environment {
 
   const seasonal = 13 - 11 * Math.cos((2 * Math.PI * (dayOfYear - 20)) / 365)
   const swing = (3 + 5 * dayClear) * Math.cos((2 * Math.PI * (hour - 15)) / 24)
-  const weatherDrift = (smooth(seed, 13, ms / 86_400_000 / 3) - 0.5) * 7
+  const weatherDrift = (smooth(seed, 13, ms / DAY_MS / 3) - 0.5) * 7
   const temperature = seasonal + swing + weatherDrift
   const humidity = Math.min(
     100,
     Math.max(18, 72 - swing * 3.5 + (1 - dayClear) * 22 + (noise(seed, 14, ms / QUARTER_MS) - 0.5) * 4),
   )
-  const pressure = 1014 + (smooth(seed, 15, ms / 86_400_000 / 2.5) - 0.5) * 26
+  const pressure = 1014 + (smooth(seed, 15, ms / DAY_MS / 2.5) - 0.5) * 26
   const rainy = dayClear < 0.4 && smooth(seed, 16, ms / 5_400_000) > 0.55
   const rain = rainy ? Math.round(noise(seed, 17, ms / QUARTER_MS) * 2.4 * 10) / 10 : 0
   const windSpeed = 0.4 + 5.5 * smooth(seed, 18, ms / 18_000_000) ** 2 * (1.2 - dayClear * 0.4)
@@ -148,5 +139,3 @@ export function environmentAt(seed: number, ms: number): Environment {
     windDirection,
   }
 }
-
-export const QUARTER = QUARTER_MS

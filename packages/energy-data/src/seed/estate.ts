@@ -8,7 +8,7 @@ import { type Environment, noise } from './environment.ts'
  * model, each in the unit the series catalogue gives it (meters and their units come from there).
  */
 
-export interface DemoDatalogger {
+interface DemoDatalogger {
   id: string
   description: string
   notes: string | null

@@ -1,10 +1,11 @@
 import type pg from 'pg'
 import { GROUP_COLUMNS, GROUP_NAMES } from '../catalogue/groups.ts'
 import { METERS, meterMetadata } from '../catalogue/meters.ts'
-import { environmentAt, noise, QUARTER } from './environment.ts'
+import { DAY_MS, floorQuarter, QUARTER_MS } from '../domain/time.ts'
+import { environmentAt, noise } from './environment.ts'
 import { DATALOGGERS, GROUP_STREAMS, meterSignal, signalsAt } from './estate.ts'
 
-export interface SeedOptions {
+interface SeedOptions {
   /** First quarter hour (epoch ms, rounded down to a quarter hour). */
   fromMs: number
   /** End of the range (exclusive). */
@@ -22,7 +23,7 @@ export interface SeedOptions {
   onProgress?: (doneMs: number) => void
 }
 
-export interface SeedSummary {
+interface SeedSummary {
   from: string
   to: string
   seed: number
@@ -87,9 +88,9 @@ async function insertMetadata(client: pg.PoolClient): Promise<void> {
 export async function seedEstate(pool: pg.Pool, options: SeedOptions): Promise<SeedSummary> {
   const started = Date.now()
   const seed = options.seed >>> 0
-  const fromMs = Math.floor(options.fromMs / QUARTER) * QUARTER
+  const fromMs = floorQuarter(options.fromMs)
   const toMs = options.toMs
-  const chunkMs = (options.chunkDays ?? 7) * 96 * QUARTER
+  const chunkMs = (options.chunkDays ?? 7) * DAY_MS
   const rows: Record<string, number> = { data_15m: 0 }
   for (const g of GROUP_NAMES) rows[`${g}_15m`] = 0
 
@@ -130,8 +131,8 @@ export async function seedEstate(pool: pg.Pool, options: SeedOptions): Promise<S
         ]),
       )
 
-      for (let t = chunkStart; t < chunkEnd; t += QUARTER) {
-        const q = t / QUARTER
+      for (let t = chunkStart; t < chunkEnd; t += QUARTER_MS) {
+        const q = t / QUARTER_MS
         const signals = signalsAt(seed, q, environmentAt(seed, t))
         for (const g of GROUP_NAMES) {
           const stream = GROUP_STREAMS[g]
