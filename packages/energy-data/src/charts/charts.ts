@@ -32,7 +32,6 @@ const POWER: UnitId = 'unit:KiloW'
 const VOLUME: UnitId = 'unit:M3'
 const FLOW: UnitId = 'unit:L-PER-HR'
 
-const PLANTS = Object.keys(PLANT_NAMES) as Array<keyof typeof PLANT_NAMES>
 const FOUNTAINS = Object.keys(FOUNTAIN_NAMES) as Array<keyof typeof FOUNTAIN_NAMES>
 
 type Db = Kysely<EnergyDatabase>
@@ -64,41 +63,60 @@ function align<R extends { time: number }>(
   })
 }
 
-/** The 672 quarter hours ending with the newest one stored (now when there is none). */
-async function windowOf(db: Db, name: ChartName, now: number): Promise<number[]> {
-  return quarterSlots((await latestQuarter(db, CHART_GROUPS[name])) ?? now, SERIES_DAYS)
+/**
+ * The chart's window, the 672 quarter hours ending with the newest one its table holds (now when
+ * there is none), and the rows of `columns` over it.
+ */
+async function windowRows<G extends GroupName, C extends GroupColumn<G>>(
+  db: Db,
+  name: ChartName,
+  group: G,
+  columns: readonly C[],
+  now: number,
+) {
+  const slots = quarterSlots((await latestQuarter(db, CHART_GROUPS[name])) ?? now, SERIES_DAYS)
+  const rows = await seriesRows(db, group, columns, slots[0]! - 1, slots[slots.length - 1]!)
+  return { slots, rows }
 }
 
-async function fotovoltaico(db: Db, lang: Language, zone: string, now: number): Promise<ChartConfig> {
-  const slots = await windowOf(db, 'fotovoltaico', now)
-  const rows = await seriesRows(db, 'pv', PLANTS, slots[0]! - 1, slots[slots.length - 1]!)
-  const kw = inUnit('pv', POWER)
+/** A stacked area per column of `names` (each in the chart's `unit`), over the chart's window. */
+async function stackedColumns<G extends GroupName, C extends GroupColumn<G>>(
+  db: Db,
+  name: 'fotovoltaico' | 'fontanelle',
+  group: G,
+  names: Record<C, Record<Language, string>>,
+  unit: UnitId,
+  { lang, zone, now }: ChartRequest,
+): Promise<ChartConfig> {
+  const columns = Object.keys(names) as C[]
+  const { slots, rows } = await windowRows(db, name, group, columns, now)
+  const convert = inUnit(group, unit)
   return stackedAreaChart({
-    title: pick(CHART_TEXT.fotovoltaico.title, lang),
-    yTitle: `${pick(CHART_TEXT.fotovoltaico.y, lang)} (${unitSymbol(POWER)})`,
+    title: pick(CHART_TEXT[name].title, lang),
+    yTitle: `${pick(CHART_TEXT[name].y, lang)} (${unitSymbol(unit)})`,
     slots,
-    series: PLANTS.map((plant) => ({
-      label: PLANT_NAMES[plant][lang],
-      data: align(slots, rows, (r) => kw(plant, r[plant])),
+    series: columns.map((column) => ({
+      label: names[column][lang],
+      data: align(slots, rows, (r) => convert(column, r[column])),
     })),
     lang,
     zone,
   })
 }
 
+const fotovoltaico = (db: Db, request: ChartRequest) =>
+  stackedColumns(db, 'fotovoltaico', 'pv', PLANT_NAMES, POWER, request)
+
+// the volume of a quarter hour as the mean flow over it
+const fontanelle = (db: Db, request: ChartRequest) =>
+  stackedColumns(db, 'fontanelle', 'water', FOUNTAIN_NAMES, FLOW, request)
+
 /** Grid withdrawal of a quarter hour: the consumption PV did not cover. */
 const gridWithdrawal = (production: number | null, consumption: number | null): number | null =>
   production === null || consumption === null ? null : Math.max(consumption - production, 0)
 
-async function bilancio(db: Db, lang: Language, zone: string, now: number): Promise<ChartConfig> {
-  const slots = await windowOf(db, 'bilancio', now)
-  const rows = await seriesRows(
-    db,
-    'aulep',
-    ['tot_pv_prod', 'consumo_aula_1p'],
-    slots[0]! - 1,
-    slots[slots.length - 1]!,
-  )
+async function bilancio(db: Db, { lang, zone, now }: ChartRequest): Promise<ChartConfig> {
+  const { slots, rows } = await windowRows(db, 'bilancio', 'aulep', ['tot_pv_prod', 'consumo_aula_1p'], now)
   const kw = inUnit('aulep', POWER)
   const text = CHART_TEXT.bilancio
   return stackedAreaChart({
@@ -130,7 +148,7 @@ async function bilancio(db: Db, lang: Language, zone: string, now: number): Prom
   })
 }
 
-async function acqua(db: Db, lang: Language, zone: string, now: number): Promise<ChartConfig> {
+async function acqua(db: Db, { lang, zone, now }: ChartRequest): Promise<ChartConfig> {
   const window = completeDays(await latestQuarter(db, CHART_GROUPS.acqua), now, zone, DAILY_DAYS)
   const rows = await dailyTotals(db, 'water', ['tot_sede_centrale', ...FOUNTAINS], window.from, window.to, zone)
   const byDay = new Map(rows.map((r) => [r.day, r.sums]))
@@ -161,25 +179,7 @@ async function acqua(db: Db, lang: Language, zone: string, now: number): Promise
   })
 }
 
-async function fontanelle(db: Db, lang: Language, zone: string, now: number): Promise<ChartConfig> {
-  const slots = await windowOf(db, 'fontanelle', now)
-  const rows = await seriesRows(db, 'water', FOUNTAINS, slots[0]! - 1, slots[slots.length - 1]!)
-  // the volume of a quarter hour as the mean flow over it
-  const flow = inUnit('water', FLOW)
-  return stackedAreaChart({
-    title: pick(CHART_TEXT.fontanelle.title, lang),
-    yTitle: `${pick(CHART_TEXT.fontanelle.y, lang)} (${unitSymbol(FLOW)})`,
-    slots,
-    series: FOUNTAINS.map((f) => ({
-      label: FOUNTAIN_NAMES[f][lang],
-      data: align(slots, rows, (r) => flow(f, r[f])),
-    })),
-    lang,
-    zone,
-  })
-}
-
-const BUILDERS: Record<ChartName, (db: Db, lang: Language, zone: string, now: number) => Promise<ChartConfig>> = {
+const BUILDERS: Record<ChartName, (db: Db, request: ChartRequest) => Promise<ChartConfig>> = {
   fotovoltaico,
   bilancio,
   acqua,
@@ -187,5 +187,5 @@ const BUILDERS: Record<ChartName, (db: Db, lang: Language, zone: string, now: nu
 }
 
 export function buildChart(db: Db, name: ChartName, request: ChartRequest): Promise<ChartConfig> {
-  return BUILDERS[name](db, request.lang, request.zone, request.now)
+  return BUILDERS[name](db, request)
 }

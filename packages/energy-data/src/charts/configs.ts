@@ -3,8 +3,8 @@
  * `new Chart(canvas, config)` takes as they are.
  */
 import type { ChartConfiguration, ChartDataset } from 'chart.js'
-import { formatIso, localParts, QUARTER_MS } from '../domain/time.ts'
-import { CHART_TEXT, type Language, LOCALES, pick } from './i18n.ts'
+import { dateFormat, formatIso, localParts, QUARTER_MS } from '../domain/time.ts'
+import { CHART_TEXT, type Language, LOCALES, localDateTime, pick } from './i18n.ts'
 
 export type ChartConfig = ChartConfiguration<'line' | 'bar', Array<number | null>, string>
 
@@ -16,23 +16,14 @@ const translucent = (hex: string) => `${hex}99`
 /** Three decimals: well under the meters' resolution, and the JSON stays small. */
 const round3 = (value: number | null): number | null => (value === null ? null : Math.round(value * 1000) / 1000)
 
-const labelFormats = new Map<string, Intl.DateTimeFormat>()
-
-function labelFormat(lang: Language, zone: string, withTime: boolean): Intl.DateTimeFormat {
-  const key = `${lang}|${zone}|${withTime}`
-  let f = labelFormats.get(key)
-  if (!f) {
-    f = new Intl.DateTimeFormat(LOCALES[lang], {
-      timeZone: zone,
-      weekday: 'short',
-      day: '2-digit',
-      month: '2-digit',
-      ...(withTime ? { hour: '2-digit', minute: '2-digit', hourCycle: 'h23' } : {}),
-    })
-    labelFormats.set(key, f)
-  }
-  return f
-}
+const labelFormat = (lang: Language, zone: string, withTime: boolean): Intl.DateTimeFormat =>
+  dateFormat(LOCALES[lang], {
+    timeZone: zone,
+    weekday: 'short',
+    day: '2-digit',
+    month: '2-digit',
+    ...(withTime ? { hour: '2-digit', minute: '2-digit', hourCycle: 'h23' } : {}),
+  })
 
 /** Axis label of a quarter hour in local time, e.g. `lun 20/10, 14:15`. */
 const quarterLabel = (instant: number, lang: Language, zone: string): string =>
@@ -49,8 +40,6 @@ function quarterLabels(slots: number[], lang: Language, zone: string): string[] 
   return labels.map((label, i) => (seen.get(label)! > 1 ? `${label} ${formatIso(slots[i]!, zone).slice(-6)}` : label))
 }
 
-const tickFormats = new Map<string, Intl.DateTimeFormat>()
-
 /**
  * The x-axis ticks of a quarter-hour chart: the local date (`26/12`, short enough for seven on a
  * phone) at each local midnight, nothing elsewhere. Chart.js draws these labels on the axis (`scales.x.labels`, every one kept) while its
@@ -58,13 +47,7 @@ const tickFormats = new Map<string, Intl.DateTimeFormat>()
  * grid lines are drawn at the midnights only.
  */
 function midnightTicks(slots: number[], lang: Language, zone: string) {
-  const key = `${lang}|${zone}`
-  let f = tickFormats.get(key)
-  if (!f) {
-    f = new Intl.DateTimeFormat(LOCALES[lang], { timeZone: zone, day: '2-digit', month: '2-digit' })
-    tickFormats.set(key, f)
-  }
-  const format = f
+  const format = dateFormat(LOCALES[lang], { timeZone: zone, day: '2-digit', month: '2-digit' })
   const midnight = slots.map((t) => {
     const p = localParts(t, zone)
     return p.hour === 0 && p.minute === 0
@@ -79,30 +62,11 @@ function midnightTicks(slots: number[], lang: Language, zone: string) {
 const dayLabel = (day: string, lang: Language, zone: string): string =>
   labelFormat(lang, zone, false).format(new Date(`${day}T12:00:00Z`))
 
-const windowFormats = new Map<string, Intl.DateTimeFormat>()
-
-/** A window bound for people: `21/10/2025, 01:00` (or the date alone for daily charts). */
-function windowBound(instant: number, lang: Language, zone: string, withTime: boolean): string {
-  const key = `${lang}|${zone}|${withTime}`
-  let f = windowFormats.get(key)
-  if (!f) {
-    f = new Intl.DateTimeFormat(LOCALES[lang], {
-      timeZone: zone,
-      day: '2-digit',
-      month: '2-digit',
-      year: 'numeric',
-      ...(withTime ? { hour: '2-digit', minute: '2-digit', hourCycle: 'h23' } : {}),
-    })
-    windowFormats.set(key, f)
-  }
-  return f.format(new Date(instant))
-}
-
 /** "From ... to ... (zone)": the first and last instant (or local day) drawn. */
 function windowSubtitle(from: number, to: number, lang: Language, zone: string, withTime: boolean): string {
   return pick(CHART_TEXT.window, lang)
-    .replace('{from}', windowBound(from, lang, zone, withTime))
-    .replace('{to}', windowBound(to, lang, zone, withTime))
+    .replace('{from}', localDateTime(from, lang, zone, withTime))
+    .replace('{to}', localDateTime(to, lang, zone, withTime))
     .replace('{zone}', zone)
 }
 

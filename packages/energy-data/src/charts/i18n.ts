@@ -1,8 +1,20 @@
+import { dateFormat } from '../domain/time.ts'
+
 /** Languages of the charts, reports and dashboard: Italian (the default) and English. */
 export const LANGUAGES = ['it', 'en'] as const
 export type Language = (typeof LANGUAGES)[number]
 
 export const LOCALES: Record<Language, string> = { it: 'it-IT', en: 'en-GB' }
+
+/** A local date for people, `21/10/2025`, with its time, `21/10/2025, 01:00`, unless `withTime` is false. */
+export const localDateTime = (instant: number, lang: Language, zone: string, withTime = true): string =>
+  dateFormat(LOCALES[lang], {
+    timeZone: zone,
+    day: '2-digit',
+    month: '2-digit',
+    year: 'numeric',
+    ...(withTime ? { hour: '2-digit', minute: '2-digit', hourCycle: 'h23' } : {}),
+  }).format(new Date(instant))
 
 /** Display names of the PV plants (columns of the pv group) and of the drinking fountains (water group). */
 export const PLANT_NAMES = {

@@ -1,5 +1,5 @@
 import type { ChartName } from '../charts/charts.ts'
-import { type Language, LOCALES } from '../charts/i18n.ts'
+import { type Language, localDateTime } from '../charts/i18n.ts'
 
 const TEXT = {
   title: { it: 'Cruscotto energetico del campus', en: 'Campus energy dashboard' },
@@ -58,24 +58,12 @@ export interface DataStatus {
   zone: string
 }
 
-function when(instant: number, lang: Language, zone: string): string {
-  return new Intl.DateTimeFormat(LOCALES[lang], {
-    timeZone: zone,
-    day: '2-digit',
-    month: '2-digit',
-    year: 'numeric',
-    hour: '2-digit',
-    minute: '2-digit',
-    hourCycle: 'h23',
-  }).format(new Date(instant))
-}
-
 /** The dashboard page: markup only; the drawing is done by the served script, so the CSP allows no inline code. */
 export function dashboardPage(lang: Language, charts: readonly ChartName[], status: DataStatus): string {
   const { zone } = status
   const untilText = (name: ChartName) => {
     const until = status.until[name]
-    return until === undefined ? TEXT.none[lang] : TEXT.until[lang].replace('{time}', when(until, lang, zone))
+    return until === undefined ? TEXT.none[lang] : TEXT.until[lang].replace('{time}', localDateTime(until, lang, zone))
   }
   const figures = charts
     .map(
@@ -93,7 +81,7 @@ export function dashboardPage(lang: Language, charts: readonly ChartName[], stat
   const warning = stale.length
     ? `  <p class="notice stale" role="alert">${TEXT.stale[lang]
         .replace('{charts}', stale.map((c) => TEXT.names[c][lang]).join(', '))
-        .replace('{time}', Number.isFinite(oldest) ? when(oldest, lang, zone) : TEXT.none[lang])}</p>\n`
+        .replace('{time}', Number.isFinite(oldest) ? localDateTime(oldest, lang, zone) : TEXT.none[lang])}</p>\n`
     : ''
   const switcher = (['it', 'en'] as const)
     .map(

@@ -76,32 +76,34 @@ interface LocalParts {
   second: number
 }
 
-const partFormatters = new Map<string, Intl.DateTimeFormat>()
+const dateFormats = new Map<string, Intl.DateTimeFormat>()
 
-function partFormatter(zone: string): Intl.DateTimeFormat {
-  let f = partFormatters.get(zone)
-  if (!f) {
-    f = new Intl.DateTimeFormat('en-US', {
-      timeZone: zone,
-      hourCycle: 'h23',
-      year: 'numeric',
-      month: 'numeric',
-      day: 'numeric',
-      hour: 'numeric',
-      minute: 'numeric',
-      second: 'numeric',
-    })
-    if (partFormatters.size > 50) partFormatters.clear()
-    partFormatters.set(zone, f)
+/** The Intl formatter of a locale and options, built once: building one costs far more than using it. */
+export function dateFormat(locale: string, options: Intl.DateTimeFormatOptions): Intl.DateTimeFormat {
+  const key = `${locale}|${JSON.stringify(options)}`
+  let format = dateFormats.get(key)
+  if (!format) {
+    if (dateFormats.size > 200) dateFormats.clear()
+    format = new Intl.DateTimeFormat(locale, options)
+    dateFormats.set(key, format)
   }
-  return f
+  return format
 }
 
 /** The wall-clock fields of an instant in `zone`. */
 export function localParts(instant: number, zone: string): LocalParts {
   const p: Record<string, number> = {}
-  for (const part of partFormatter(zone).formatToParts(instant))
-    if (part.type !== 'literal') p[part.type] = Number(part.value)
+  const parts = dateFormat('en-US', {
+    timeZone: zone,
+    hourCycle: 'h23',
+    year: 'numeric',
+    month: 'numeric',
+    day: 'numeric',
+    hour: 'numeric',
+    minute: 'numeric',
+    second: 'numeric',
+  }).formatToParts(instant)
+  for (const part of parts) if (part.type !== 'literal') p[part.type] = Number(part.value)
   return { year: p.year!, month: p.month!, day: p.day!, hour: p.hour!, minute: p.minute!, second: p.second! }
 }
 

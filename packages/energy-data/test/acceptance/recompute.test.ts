@@ -32,6 +32,14 @@ const units = new Map<number, string>()
 const meters = new Map<number, Row[]>()
 
 const NOW = Date.parse('2025-10-30T09:00:00Z')
+/** The five drinking fountains of the water group. */
+const FOUNTAINS = [
+  'tot_font_aula_magna',
+  'tot_font_aule_p',
+  'tot_font_corr_denerg',
+  'tot_font_corr_nord',
+  'tot_font_corr_sud',
+]
 const SEEDED = { from: '2025-10-20', to: '2025-10-30' }
 
 async function json<T>(url: string, headers: Record<string, string> = {}): Promise<T> {
@@ -163,13 +171,6 @@ describe('charts', () => {
     expect(body.data.labels).toHaveLength(30)
     expect(body.options.scales.y.title.text).toBe('Volume (m³/day)')
     const onDay = (day: string) => rows.filter((r) => local(r.t).date === day)
-    const fountains = [
-      'tot_font_aula_magna',
-      'tot_font_aule_p',
-      'tot_font_corr_denerg',
-      'tot_font_corr_nord',
-      'tot_font_corr_sud',
-    ]
     expectSeries(
       body.data.datasets[0]!.data,
       days.map((d) => (onDay(d).length ? columnSum(onDay(d), 'tot_sede_centrale') : null)),
@@ -177,7 +178,7 @@ describe('charts', () => {
     )
     expectSeries(
       body.data.datasets[1]!.data,
-      days.map((d) => (onDay(d).length ? sum(fountains.map((f) => columnSum(onDay(d), f))) : null)),
+      days.map((d) => (onDay(d).length ? sum(FOUNTAINS.map((f) => columnSum(onDay(d), f))) : null)),
       'fountains',
     )
     // the autumn change is a 25-hour day, all of it counted
@@ -187,14 +188,7 @@ describe('charts', () => {
   it('fontanelle draws each fountain in L/h: the m³ of a quarter hour x 1000 / 0.25 h', async () => {
     const { byTime, slots, body } = await quarterChart('fontanelle', 'water')
     expect(body.options.scales.y.title.text).toBe('Flow (L/h)')
-    const fountains = [
-      'tot_font_aula_magna',
-      'tot_font_aule_p',
-      'tot_font_corr_denerg',
-      'tot_font_corr_nord',
-      'tot_font_corr_sud',
-    ]
-    fountains.forEach((f, k) => {
+    FOUNTAINS.forEach((f, k) => {
       expectSeries(
         body.data.datasets[k]!.data,
         slots.map((t) => {
@@ -302,14 +296,7 @@ describe('/report/meter', () => {
 describe('/report/water', () => {
   it('volumes, flows, the night baseline and every day, from the quarter-hour volumes', async () => {
     const { days, rows, body } = await dayReport('/report/water', group('water'), 7)
-    const meters = [
-      'tot_sede_centrale',
-      'tot_font_aula_magna',
-      'tot_font_aule_p',
-      'tot_font_corr_denerg',
-      'tot_font_corr_nord',
-      'tot_font_corr_sud',
-    ]
+    const meters = ['tot_sede_centrale', ...FOUNTAINS]
     const flow = (m3: number) => m3 / QUARTER_HOURS
     const night = (column: string) => present(rows, column).filter((r) => [2, 3].includes(local(r.t).hour))
     const meanOf = (rs: Row[], column: string) => columnSum(rs, column) / present(rs, column).length
