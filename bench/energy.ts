@@ -3,7 +3,7 @@
  *
  *   node --experimental-strip-types bench/energy.ts [postgres://admin-url]
  *
- * Creates (and drops) its own database `bench_energy_<random>` on the server of
+ * Creates (and drops) its own database, as the tests do, on the server of
  * BENCH_DATABASE_URL / TEST_DATABASE_URL / the first argument (default the local server),
  * seeds a year of the whole estate plus ten years of one group, starts the service as its own
  * process on a random loopback port, and prints each figure with its ratio to the baseline:
@@ -13,7 +13,6 @@
  *  4. 50 concurrent clients on /data/pv for one day: requests/s and p99 (vs /health/live)
  */
 import { type ChildProcess, spawn } from 'node:child_process'
-import { randomBytes } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import autocannon from 'autocannon'
 import pg from 'pg'
@@ -22,14 +21,10 @@ import type { EnergyDatabase } from '../packages/energy-data/src/db/schema.ts'
 import { createApiKey } from '../packages/energy-data/src/repositories/api-keys.ts'
 import { seedEstate } from '../packages/energy-data/src/seed/seed.ts'
 import { energyService } from '../packages/energy-data/src/service.ts'
-import { createDatabase, migrate, readMigrations } from '../packages/shared/src/index.ts'
 import { energyNodeFlags, startEnergyService } from './energy-support.ts'
+import { BENCH_SERVER_URL, benchDatabase } from './support.ts'
 
-const ADMIN_URL =
-  process.argv[2] ??
-  process.env.BENCH_DATABASE_URL ??
-  process.env.TEST_DATABASE_URL ??
-  'postgres://postgres@127.0.0.1:5432/postgres'
+const ADMIN_URL = process.argv[2] ?? BENCH_SERVER_URL
 const RUNS = 3
 /** V8 heap sizing: the service's production flags; BENCH_NODE_FLAGS overrides. */
 const NODE_FLAGS = energyNodeFlags(process.env.BENCH_NODE_FLAGS)
@@ -37,27 +32,10 @@ const YEAR = { from: '2025-01-01T00:00:00Z', to: '2025-12-31T23:45:00Z' }
 const TEN_YEARS = { from: '2015-01-01T00:00:00Z', to: '2024-12-31T23:45:00Z' }
 const METER_IDS = [860, 861, 862, 863, 870, 871, 880, 881, 890, 891]
 
-const name = `bench_energy_${randomBytes(4).toString('hex')}`
-const url = (() => {
-  const u = new URL(ADMIN_URL)
-  u.pathname = `/${name}`
-  return u.toString()
-})()
-
 const line = (text: string) => process.stdout.write(`${text}\n`)
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number
 const ms = (x: number) => `${x.toFixed(0)} ms`
 const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`
-
-async function admin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: ADMIN_URL })
-  await client.connect()
-  try {
-    return await fn(client)
-  } finally {
-    await client.end()
-  }
-}
 
 async function timed(fn: () => Promise<number>): Promise<{ ms: number; bytes: number }> {
   const start = performance.now()
@@ -73,7 +51,7 @@ async function download(target: string, key: string): Promise<number> {
   return bytes
 }
 
-function psqlCopy(query: string): Promise<number> {
+function psqlCopy(url: string, query: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const child = spawn('psql', [url, '-X', '-q', '-c', `\\copy (${query}) to stdout csv header`], {
       stdio: ['ignore', 'pipe', 'inherit'],
@@ -95,12 +73,10 @@ function rssOf(pid: number): { rss: number; peak: number } {
 
 async function main() {
   const wall = performance.now()
-  await admin((c) => c.query(`create database ${name}`))
-  line(`database ${name} on ${new URL(ADMIN_URL).host}`)
-  const database = createDatabase<EnergyDatabase>(url, { max: 4 })
+  const database = await benchDatabase<EnergyDatabase>('energybench', energyService.migrationsDir, ADMIN_URL)
+  const { url } = database
   let server: ChildProcess | undefined
   try {
-    await migrate(database.db, readMigrations(energyService.migrationsDir))
     const seeded = await seedEstate(database.pool, {
       fromMs: Date.parse(YEAR.from),
       toMs: Date.parse('2026-01-01T00:00:00Z'),
@@ -146,14 +122,14 @@ async function main() {
     const pvUrl = `${base}/data/pv?start_datetime=${YEAR.from}&end_datetime=${YEAR.to}&data_format=csv`
     const pvSql = `select time_15m, ${pvColumns.join(', ')} from pv_15m where time_15m between '${YEAR.from}' and '${YEAR.to}' order by time_15m`
     await download(pvUrl, key)
-    await psqlCopy(pvSql)
+    await psqlCopy(url, pvSql)
     const api1: number[] = []
     const psql1: number[] = []
     let apiBytes = 0
     let psqlBytes = 0
     for (let i = 0; i < RUNS; i++) {
       const a = await timed(() => download(pvUrl, key))
-      const p = await timed(() => psqlCopy(pvSql))
+      const p = await timed(() => psqlCopy(url, pvSql))
       api1.push(a.ms)
       psql1.push(p.ms)
       apiBytes = a.bytes
@@ -224,7 +200,6 @@ async function main() {
     server?.kill('SIGTERM')
     if (server && server.exitCode === null) await new Promise((r) => server?.once('exit', r))
     await database.close()
-    await admin((c) => c.query(`drop database if exists ${name} with (force)`))
   }
 }
 

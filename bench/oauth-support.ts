@@ -6,6 +6,7 @@
 import { type ChildProcess, fork } from 'node:child_process'
 import { createRequire } from 'node:module'
 import { pathToFileURL } from 'node:url'
+import { benchDatabase } from './support.ts'
 
 const fromOAuthPackage = createRequire(new URL('../packages/oauth-server/package.json', import.meta.url))
 
@@ -13,9 +14,6 @@ export async function load<T>(name: string): Promise<T> {
   const module = (await import(pathToFileURL(fromOAuthPackage.resolve(name)).href)) as { default?: T }
   return (module.default ?? module) as T
 }
-
-export const DATABASE_URL =
-  process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 
 export interface CannonRequest {
   method?: string
@@ -88,11 +86,9 @@ export function row(name: string, result: CannonResult): string {
  * a confidential application `Bench` with scope api redirecting to `redirectUri`.
  */
 export async function benchAccount(redirectUri: string) {
-  process.env.TEST_DATABASE_URL = DATABASE_URL
-  const { createTestDatabase } = await import('../packages/shared/src/testing/index.ts')
   const { oauthService } = await import('../packages/oauth-server/src/service.ts')
   const { createApplication, createUser } = await import('../packages/oauth-server/src/accounts.ts')
-  const database = await createTestDatabase<import('../packages/oauth-server/src/db/schema.ts').OAuthDB>(
+  const database = await benchDatabase<import('../packages/oauth-server/src/db/schema.ts').OAuthDB>(
     'oauthbench',
     oauthService.migrationsDir,
   )

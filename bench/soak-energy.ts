@@ -5,25 +5,22 @@
  *   node --experimental-strip-types bench/soak-energy.ts            # 60 s
  *   SOAK_SECONDS=10 node --experimental-strip-types bench/soak-energy.ts   # the short CI form
  *
- * Creates (and drops) its own database `soak_energy_<random>` on the server of
- * SOAK_DATABASE_URL / TEST_DATABASE_URL (default the local server), seeds the last four days,
+ * Creates (and drops) its own database, as the tests do, on the server of
+ * SOAK_DATABASE_URL / BENCH_DATABASE_URL / TEST_DATABASE_URL (default the local server), seeds the last four days,
  * starts the service with its production Node flags (SOAK_NODE_FLAGS overrides) and sends
  * SOAK_RATE requests a second (default 40), a mix of: /data/pv one day as JSON, /data/meters as
  * CSV, /metadata/meters/, /chart/fotovoltaico, /report/pv. Prints the series summary and
  * exits 1 on any failed request or when RSS keeps growing over the second half of the run.
  */
 import type { ChildProcess } from 'node:child_process'
-import { randomBytes } from 'node:crypto'
-import pg from 'pg'
 import type { EnergyDatabase } from '../packages/energy-data/src/db/schema.ts'
 import { createApiKey } from '../packages/energy-data/src/repositories/api-keys.ts'
 import { seedEstate } from '../packages/energy-data/src/seed/seed.ts'
 import { energyService } from '../packages/energy-data/src/service.ts'
-import { createDatabase, migrate, readMigrations } from '../packages/shared/src/index.ts'
 import { energyNodeFlags, startEnergyService } from './energy-support.ts'
+import { BENCH_SERVER_URL, benchDatabase } from './support.ts'
 
-const ADMIN_URL =
-  process.env.SOAK_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
+const ADMIN_URL = process.env.SOAK_DATABASE_URL ?? BENCH_SERVER_URL
 const SECONDS = Number(process.env.SOAK_SECONDS ?? 60)
 const RATE = Number(process.env.SOAK_RATE ?? 40)
 /** The service's production heap sizing (docs/RELIABILITY.md). */
@@ -34,24 +31,8 @@ const MAX_SLOPE_MB_PER_MIN = Number(process.env.SOAK_MAX_SLOPE ?? 6)
 const NOISE_MB = 8
 const MAX_IN_FLIGHT = 64
 
-const name = `soak_energy_${randomBytes(4).toString('hex')}`
-const url = (() => {
-  const u = new URL(ADMIN_URL)
-  u.pathname = `/${name}`
-  return u.toString()
-})()
 const line = (text: string) => process.stdout.write(`${text}\n`)
 const mb = (bytes: number) => bytes / 1024 / 1024
-
-async function admin(sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: ADMIN_URL })
-  await client.connect()
-  try {
-    await client.query(sql)
-  } finally {
-    await client.end()
-  }
-}
 
 async function metrics(base: string): Promise<{ rss: number; lagP99: number; lagMax: number }> {
   const text = await (await fetch(`${base}/metrics`)).text()
@@ -82,11 +63,10 @@ const quantile = (xs: number[], q: number) =>
   [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))] as number
 
 async function main() {
-  await admin(`create database ${name}`)
+  const database = await benchDatabase<EnergyDatabase>('energysoak', energyService.migrationsDir, ADMIN_URL)
+  const { url } = database
   let server: ChildProcess | undefined
-  const database = createDatabase<EnergyDatabase>(url, { max: 4 })
   try {
-    await migrate(database.db, readMigrations(energyService.migrationsDir))
     const DAY = 86_400_000
     const today = Math.floor(Date.now() / DAY) * DAY
     await seedEstate(database.pool, { fromMs: today - 3 * DAY, toMs: today + DAY, seed: 3 })
@@ -109,7 +89,7 @@ async function main() {
       if (response.status !== 200) throw new Error(`${label}: ${response.status} before the soak`)
     }
     line(
-      `soak energy-data: ${SECONDS} s at ${RATE} requests/s on ${base} (node ${NODE_FLAGS.join(' ')}), database ${name}`,
+      `soak energy-data: ${SECONDS} s at ${RATE} requests/s on ${base} (node ${NODE_FLAGS.join(' ')}), database ${new URL(url).pathname.slice(1)}`,
     )
 
     const errors: string[] = []
@@ -187,7 +167,6 @@ async function main() {
     server?.kill('SIGTERM')
     if (server && server.exitCode === null) await new Promise((resolve) => server?.once('exit', resolve))
     await database.close()
-    await admin(`drop database if exists ${name} with (force)`)
   }
 }
 

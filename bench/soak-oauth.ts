@@ -11,7 +11,7 @@
  *   SOAK_RATE=300 SOAK_PASSWORD_RATE=4 (defaults 100 and 2) ...                                   (requests/s)
  */
 import { randomBytes } from 'node:crypto'
-import { DATABASE_URL } from './oauth-support.ts'
+import { benchDatabase } from './support.ts'
 
 const SECONDS = Number(process.env.SOAK_SECONDS ?? 60)
 const RATE = Number(process.env.SOAK_RATE ?? 100)
@@ -22,15 +22,13 @@ const RSS_MAX_MB = Number(process.env.SOAK_RSS_MAX_MB ?? 768)
 const MAX_IN_FLIGHT = 512
 const TICK_MS = 20
 
-process.env.TEST_DATABASE_URL = DATABASE_URL
-const { createTestDatabase } = await import('../packages/shared/src/testing/index.ts')
 const { launchService } = await import('../packages/shared/src/index.ts')
 const { oauthService } = await import('../packages/oauth-server/src/service.ts')
 const { createApplication, createUser } = await import('../packages/oauth-server/src/accounts.ts')
 const { issueTokens, newGrantId } = await import('../packages/oauth-server/src/grants/issue.ts')
 type OAuthDB = import('../packages/oauth-server/src/db/schema.ts').OAuthDB
 
-const database = await createTestDatabase<OAuthDB>('oauthsoak', oauthService.migrationsDir)
+const database = await benchDatabase<OAuthDB>('oauthsoak', oauthService.migrationsDir)
 const PASSWORD = 'soak password 1234'
 const { user } = await createUser(database.db, { username: 'soak', password: PASSWORD, name: 'Soak' })
 const { application, secret } = await createApplication(database.db, {
