@@ -30,20 +30,15 @@ export function lastInstalledMeter(db: Kysely<EnergyDatabase>): Promise<MeterRow
     .executeTakeFirst()
 }
 
-export async function highestMeterId(db: Kysely<EnergyDatabase>): Promise<number | null> {
+/** The lowest and highest meter ids in use; null for both when there is no meter. */
+export async function meterIdRange(
+  db: Kysely<EnergyDatabase>,
+): Promise<{ lowest: number | null; highest: number | null }> {
   const row = await db
     .selectFrom('meters')
-    .select((eb) => eb.fn.max('id').as('max'))
+    .select((eb) => [eb.fn.min('id').as('lowest'), eb.fn.max('id').as('highest')])
     .executeTakeFirst()
-  return row?.max ?? null
-}
-
-export async function lowestMeterId(db: Kysely<EnergyDatabase>): Promise<number | null> {
-  const row = await db
-    .selectFrom('meters')
-    .select((eb) => eb.fn.min('id').as('min'))
-    .executeTakeFirst()
-  return row?.min ?? null
+  return { lowest: row?.lowest ?? null, highest: row?.highest ?? null }
 }
 
 /** Which of these ids are not meters. */

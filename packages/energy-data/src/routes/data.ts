@@ -7,7 +7,7 @@ import { routePlugin } from '../energy-app.ts'
 import type { DataFormat } from '../export/encoders.ts'
 import { apiKeyHeaders, apiKeySecurity } from '../plugins/auth.ts'
 import type { SeriesSource } from '../repositories/measurements.ts'
-import { lowestMeterId, unknownMeterIds } from '../repositories/metadata.ts'
+import { meterIdRange, unknownMeterIds } from '../repositories/metadata.ts'
 import { DetailResponse, HTTPValidationError, keyErrorResponses } from '../schemas/errors.ts'
 import {
   Data15m,
@@ -87,7 +87,7 @@ export const dataRoutes = routePlugin('energy-data-routes', (app) => {
       let ids = query.ids
       const issues: ValidationIssue[] = []
       if (ids === undefined) {
-        const lowest = await lowestMeterId(db)
+        const { lowest } = await meterIdRange(db)
         ids = lowest === null ? [] : [lowest]
       } else {
         ids = [...new Set(ids)]

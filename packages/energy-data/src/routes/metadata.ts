@@ -7,11 +7,11 @@ import {
   type DataloggerRow,
   findDatalogger,
   findMeter,
-  highestMeterId,
   lastInstalledMeter,
   listDataloggers,
   listMeters,
   type MeterRow,
+  meterIdRange,
 } from '../repositories/metadata.ts'
 import { DetailResponse, HTTPValidationError, keyErrorResponses } from '../schemas/errors.ts'
 import { Datalogger, Meter } from '../schemas/metadata.ts'
@@ -97,7 +97,7 @@ export const metadataRoutes = routePlugin('energy-metadata-routes', (app) => {
       },
     },
     async (request, reply) => {
-      const id = ((await highestMeterId(db)) ?? 0) + 1
+      const id = ((await meterIdRange(db)).highest ?? 0) + 1
       const meter = {
         id,
         description: `${id}) `,
