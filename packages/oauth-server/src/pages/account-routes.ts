@@ -8,7 +8,7 @@ import Type, { type TSchema } from 'typebox'
 import type { OAuthApp } from '../oauth-app.ts'
 import { HtmlPage, Redirect } from '../schemas/pages.ts'
 import { type Account, currentAccount } from './account.ts'
-import { FORBIDDEN, field } from './forms.ts'
+import { field, refuseForm } from './forms.ts'
 import { sendErrorPage } from './layout.ts'
 import { validCsrf } from './session.ts'
 
@@ -82,7 +82,7 @@ export function accountPost(app: OAuthApp, path: string, options: Options, handl
       const account = await currentAccount(request, app)
       // a signed-out browser's form is refused like a forged one: nothing changes
       if (!account || !validCsrf(account.session, field(request.body, 'csrf_token'))) {
-        return sendErrorPage(reply, 403, 'Request refused', FORBIDDEN)
+        return refuseForm(reply)
       }
       if (options.admin && !account.user.admin) return notFound(reply)
       return handler(request, reply, account)

@@ -1,6 +1,7 @@
 /** Reading the forms of the pages: fields, the numeric id of a path, where to go after sign-in. */
-import type { FastifyRequest } from 'fastify'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import Type from 'typebox'
+import { sendErrorPage } from './layout.ts'
 
 /** Form fields arrive as strings; a repeated field arrives as a list and is treated as absent. */
 export function field(body: unknown, name: string): string | undefined {
@@ -34,5 +35,10 @@ export function pathId(request: FastifyRequest): number | undefined {
   return id && /^[0-9]{1,15}$/.test(id) ? Number(id) : undefined
 }
 
-/** Why a form without the session's CSRF token is refused. */
-export const FORBIDDEN = 'The form expired or did not come from this site. Reload the page and try again.'
+/** 403 for a form without the session's CSRF token, saying why and what to do. */
+export function refuseForm(
+  reply: FastifyReply,
+  advice = 'The form expired or did not come from this site. Reload the page and try again.',
+): FastifyReply {
+  return sendErrorPage(reply, 403, 'Request refused', advice)
+}

@@ -17,6 +17,7 @@ import {
   setSessionFlash,
   takeSessionFlash,
 } from '../repositories/sessions.ts'
+import { field } from './forms.ts'
 
 /** What sessions need of the server. */
 type Context = Pick<OAuthServices, 'db' | 'settings'>
@@ -86,6 +87,12 @@ export const csrfToken = (session: Session): string => derive(session.rawId, 'cs
 
 export function validCsrf(session: Session | undefined, token: unknown): session is Session {
   return session !== undefined && typeof token === 'string' && safeEqual(token, csrfToken(session))
+}
+
+/** The session a form was posted from, when the form carries its CSRF token (else undefined: refuse it). */
+export async function formSession(request: FastifyRequest, context: Context): Promise<Session | undefined> {
+  const session = await loadSession(request, context)
+  return validCsrf(session, field(request.body, 'csrf_token')) ? session : undefined
 }
 
 const FLASH_PURPOSE = 'sessions.flash'

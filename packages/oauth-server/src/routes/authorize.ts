@@ -12,8 +12,9 @@ import { approve, errorRedirect, targetOf } from '../authorization/response.ts'
 import { consentAlreadyGiven, isInstanceWide } from '../domain/consent.ts'
 import { AccessDenied } from '../errors.ts'
 import { type OAuthServices, routePlugin } from '../oauth-app.ts'
+import { refuseForm } from '../pages/forms.ts'
 import { sendErrorPage, sendPage } from '../pages/layout.ts'
-import { csrfToken, loadSession, type Session, validCsrf } from '../pages/session.ts'
+import { csrfToken, formSession, loadSession, type Session } from '../pages/session.ts'
 import { authorizationErrorPage, consentPage } from '../pages/views/sign-in.ts'
 import { findConsentScopes, lockUserConsents, recordConsent } from '../repositories/consents.ts'
 import { findUserById } from '../repositories/users.ts'
@@ -162,15 +163,9 @@ export const authorizeRoutes = routePlugin('oauth-authorize-routes', (app) => {
     },
     async (request, reply) => {
       const body = (request.body ?? {}) as Record<string, unknown>
-      const session = await loadSession(request, app)
-      if (!validCsrf(session, body.csrf_token)) {
-        return sendErrorPage(
-          reply,
-          403,
-          'Request refused',
-          'The form expired or did not come from this site. Start again from the application.',
-        )
-      }
+      const session = await formSession(request, app)
+      if (!session)
+        return refuseForm(reply, 'The form expired or did not come from this site. Start again from the application.')
       const validation = await validateAuthorizationRequest(db, settings, fromForm(body))
       if (validation.kind === 'page') return sendErrorPage(reply, 400, INVALID_CLIENT_TITLE, validation.message)
       if (validation.kind === 'redirect') return answerError(reply, validation, settings.issuer, 303)

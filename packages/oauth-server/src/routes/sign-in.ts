@@ -3,9 +3,9 @@ import type { FastifyReply } from 'fastify'
 import Type from 'typebox'
 import { checkPassword, checkSecondFactor, completeSignIn } from '../credentials.ts'
 import { routePlugin } from '../oauth-app.ts'
-import { FORBIDDEN, field, safeReturnTo } from '../pages/forms.ts'
+import { field, refuseForm, safeReturnTo } from '../pages/forms.ts'
 import { sendErrorPage, sendPage } from '../pages/layout.ts'
-import { csrfToken, endSession, ensureSession, loadSession, startSession, validCsrf } from '../pages/session.ts'
+import { csrfToken, endSession, ensureSession, formSession, loadSession, startSession } from '../pages/session.ts'
 import { signInPage, twoFactorPage } from '../pages/views/sign-in.ts'
 import { findUserById } from '../repositories/users.ts'
 import { HtmlPage, Redirect } from '../schemas/pages.ts'
@@ -82,10 +82,8 @@ export const signInRoutes = routePlugin('oauth-sign-in-routes', (app) => {
       },
     },
     async (request, reply) => {
-      const session = await loadSession(request, app)
-      if (!validCsrf(session, field(request.body, 'csrf_token'))) {
-        return sendErrorPage(reply, 403, 'Request refused', FORBIDDEN)
-      }
+      const session = await formSession(request, app)
+      if (!session) return refuseForm(reply)
       const returnTo = safeReturnTo(field(request.body, 'return_to'))
       const check = await checkPassword(app, {
         login: field(request.body, 'username') ?? '',
@@ -156,10 +154,8 @@ export const signInRoutes = routePlugin('oauth-sign-in-routes', (app) => {
       },
     },
     async (request, reply) => {
-      const session = await loadSession(request, app)
-      if (!validCsrf(session, field(request.body, 'csrf_token'))) {
-        return sendErrorPage(reply, 403, 'Request refused', FORBIDDEN)
-      }
+      const session = await formSession(request, app)
+      if (!session) return refuseForm(reply)
       const returnTo = safeReturnTo(field(request.body, 'return_to'))
       const user = session.row.pending_user_id ? await findUserById(db, session.row.pending_user_id) : undefined
       if (!user?.otp_secret) return reply.redirect(withReturn('/users/sign_in', returnTo), 303)
@@ -185,10 +181,8 @@ export const signInRoutes = routePlugin('oauth-sign-in-routes', (app) => {
       },
     },
     async (request, reply) => {
-      const session = await loadSession(request, app)
-      if (!validCsrf(session, field(request.body, 'csrf_token'))) {
-        return sendErrorPage(reply, 403, 'Request refused', FORBIDDEN)
-      }
+      const session = await formSession(request, app)
+      if (!session) return refuseForm(reply)
       await endSession(reply, app, session)
       return reply.redirect('/users/sign_in', 303)
     },

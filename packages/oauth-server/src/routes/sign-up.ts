@@ -5,9 +5,9 @@ import { completeSignIn } from '../credentials.ts'
 import type { User } from '../db/schema.ts'
 import { routePlugin } from '../oauth-app.ts'
 import { notFound } from '../pages/account-routes.ts'
-import { FORBIDDEN, field } from '../pages/forms.ts'
-import { sendErrorPage, sendPage } from '../pages/layout.ts'
-import { csrfToken, ensureSession, loadSession, startSession, validCsrf } from '../pages/session.ts'
+import { field, refuseForm } from '../pages/forms.ts'
+import { sendPage } from '../pages/layout.ts'
+import { csrfToken, ensureSession, formSession, startSession } from '../pages/session.ts'
 import { type SignUpForm, signUpPage } from '../pages/views/sign-in.ts'
 import { HtmlPage, Redirect } from '../schemas/pages.ts'
 
@@ -56,10 +56,8 @@ export const signUpRoutes = routePlugin('oauth-sign-up-routes', (app) => {
     },
     async (request, reply) => {
       if (!app.settings.signupEnabled) return notFound(reply)
-      const session = await loadSession(request, app)
-      if (!validCsrf(session, field(request.body, 'csrf_token'))) {
-        return sendErrorPage(reply, 403, 'Request refused', FORBIDDEN)
-      }
+      const session = await formSession(request, app)
+      if (!session) return refuseForm(reply)
       const form: SignUpForm = {
         username: (field(request.body, 'username') ?? '').trim(),
         email: (field(request.body, 'email') ?? '').trim(),
