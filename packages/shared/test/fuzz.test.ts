@@ -71,6 +71,18 @@ async function sampleApp(database: TestDatabase<unknown>, broken: boolean): Prom
   return app
 }
 
+/** 400 requests at the sample's /items routes, from the document it serves. */
+async function fuzzItems(app: FastifyInstance) {
+  return fuzzService({
+    port: (app.server.address() as { port: number }).port,
+    document: (await app.inject('/openapi.json')).json(),
+    runs: 400,
+    seed: 42,
+    errorSchema,
+    skip: (_method, path) => !path.startsWith('/items'),
+  })
+}
+
 describe('OpenAPI fuzzer', () => {
   let database: TestDatabase<unknown>
   beforeAll(async () => {
@@ -81,15 +93,7 @@ describe('OpenAPI fuzzer', () => {
   it('sends generated and hostile requests and finds a well-behaved service clean', async () => {
     const app = await sampleApp(database, false)
     try {
-      const document = (await app.inject('/openapi.json')).json()
-      const report = await fuzzService({
-        port: (app.server.address() as { port: number }).port,
-        document,
-        runs: 400,
-        seed: 42,
-        errorSchema,
-        skip: (_method, path) => !path.startsWith('/items'),
-      })
+      const report = await fuzzItems(app)
       expect(report.requests).toBe(400)
       expect(report.byStatus['200']).toBeGreaterThan(0)
       expect(report.byStatus['422']).toBeGreaterThan(0)
@@ -115,17 +119,7 @@ describe('OpenAPI fuzzer', () => {
   it('fails on a service that answers 500 for some input', async () => {
     const app = await sampleApp(database, true)
     try {
-      const document = (await app.inject('/openapi.json')).json()
-      await expect(
-        fuzzService({
-          port: (app.server.address() as { port: number }).port,
-          document,
-          runs: 400,
-          seed: 42,
-          errorSchema,
-          skip: (_method, path) => !path.startsWith('/items'),
-        }),
-      ).rejects.toThrow(/-> 500/)
+      await expect(fuzzItems(app)).rejects.toThrow(/-> 500/)
     } finally {
       await app.close()
     }

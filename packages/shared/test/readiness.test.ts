@@ -21,6 +21,19 @@ const errors: ErrorFormat = {
 const migrationsDir = mkdtempSync(join(tmpdir(), 'ready-'))
 writeFileSync(join(migrationsDir, '0001_one.sql'), 'create table one (id int);')
 
+/** A bare app with the platform over `db`, the migrations being those of the folder now. */
+async function platformApp(db: Database<unknown>['db']): Promise<FastifyInstance> {
+  const app = Fastify(serverOptions('test', 'silent'))
+  await registerPlatform(app, {
+    service: 'test',
+    errors,
+    db,
+    migrations: readMigrations(migrationsDir),
+    openapi: { info: { title: 'test', version: '0.0.0' } },
+  })
+  return app
+}
+
 describe('health probes', () => {
   let testDb: TestDatabase<unknown>
   let proxy: TcpProxy
@@ -32,14 +45,7 @@ describe('health probes', () => {
     const target = new URL(testDb.url)
     proxy = await startTcpProxy(target.hostname, Number(target.port || 5432))
     viaProxy = createDatabase(proxy.rewrite(testDb.url), { max: 2, connectionTimeoutMillis: 1000 })
-    app = Fastify(serverOptions('test', 'silent'))
-    await registerPlatform(app, {
-      service: 'test',
-      errors,
-      db: viaProxy.db,
-      migrations: readMigrations(migrationsDir),
-      openapi: { info: { title: 'test', version: '0.0.0' } },
-    })
+    app = await platformApp(viaProxy.db)
     await app.ready()
   })
 
@@ -73,14 +79,7 @@ describe('health probes', () => {
 
   it('ready is 503 while a migration is pending', async () => {
     writeFileSync(join(migrationsDir, '0002_two.sql'), 'create table two (id int);')
-    const pendingApp = Fastify(serverOptions('test', 'silent'))
-    await registerPlatform(pendingApp, {
-      service: 'test',
-      errors,
-      db: testDb.db,
-      migrations: readMigrations(migrationsDir),
-      openapi: { info: { title: 'test', version: '0.0.0' } },
-    })
+    const pendingApp = await platformApp(testDb.db)
     const response = await pendingApp.inject('/health/ready')
     expect(response.statusCode).toBe(503)
     expect(response.json().checks).toEqual({ database: 'ok', migrations: 'pending: 0002_two.sql' })

@@ -87,21 +87,38 @@ function dockerMayAnswer(): boolean {
   return Boolean(process.env.DOCKER_HOST) || existsSync('/var/run/docker.sock')
 }
 
+/** The migrated database a throwaway server serves at `url`; closing it stops that server too. */
+async function migratedOn<DB>(
+  url: string,
+  max: number,
+  kind: TestDatabaseKind,
+  stop: () => Promise<unknown>,
+  migrationsDir: string,
+): Promise<TestDatabase<DB>> {
+  const database = createDatabase<DB>(url, { max })
+  await migrate(database.db, readMigrations(migrationsDir))
+  return {
+    ...database,
+    kind,
+    close: async () => {
+      await database.close()
+      await stop()
+    },
+  }
+}
+
 async function fromContainer<DB>(migrationsDir: string): Promise<TestDatabase<DB> | undefined> {
   if (!dockerMayAnswer()) return undefined
   try {
     const { PostgreSqlContainer } = await import('@testcontainers/postgresql')
     const container = await new PostgreSqlContainer('timescale/timescaledb:latest-pg16').start()
-    const database = createDatabase<DB>(container.getConnectionUri(), { max: 10 })
-    await migrate(database.db, readMigrations(migrationsDir))
-    return {
-      ...database,
-      kind: 'testcontainers',
-      close: async () => {
-        await database.close()
-        await container.stop()
-      },
-    }
+    return await migratedOn<DB>(
+      container.getConnectionUri(),
+      10,
+      'testcontainers',
+      () => container.stop(),
+      migrationsDir,
+    )
   } catch {
     return undefined // no working container runtime
   }
@@ -109,16 +126,7 @@ async function fromContainer<DB>(migrationsDir: string): Promise<TestDatabase<DB
 
 async function fromPglite<DB>(migrationsDir: string): Promise<TestDatabase<DB>> {
   const server = await startEmbeddedPostgres()
-  const database = createDatabase<DB>(server.url, { max: 4 })
-  await migrate(database.db, readMigrations(migrationsDir))
-  return {
-    ...database,
-    kind: 'pglite',
-    close: async () => {
-      await database.close()
-      await server.close()
-    },
-  }
+  return migratedOn<DB>(server.url, 4, 'pglite', () => server.close(), migrationsDir)
 }
 
 /**
