@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildApp } from '../src/app.ts'
 import { defaultSettings } from '../src/config.ts'
-import { basic, issueCode, PASSWORD, postForm, seed, startServer, type TestServer } from './helpers.ts'
+import { basic, exchangeCode, issueCode, PASSWORD, postForm, seed, startServer, type TestServer } from './helpers.ts'
 
 let server: TestServer
 let f: Awaited<ReturnType<typeof seed>>
@@ -21,12 +21,9 @@ async function tokensFor(client = f.web) {
     redirectUri: client.redirect_uris[0] as string,
     scopes: ['read_user'],
   })
-  const res = await postForm(
-    server.url,
-    '/oauth/token',
-    { grant_type: 'authorization_code', code, redirect_uri: client.redirect_uris[0] as string },
-    { authorization: basic(client.uid, client.secret) },
-  )
+  const res = await exchangeCode(server.url, code, client.redirect_uris[0] as string, {
+    authorization: basic(client.uid, client.secret),
+  })
   expect(res.status).toBe(200)
   return res.body as { access_token: string; refresh_token: string }
 }

@@ -197,6 +197,11 @@ export async function postForm(
   return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : {} }
 }
 
+/** Redeems a code at the token endpoint (RFC 6749 4.1.3), the client authenticated by `headers`. */
+export function exchangeCode(base: string, code: string, redirectUri: string, headers: Record<string, string> = {}) {
+  return postForm(base, '/oauth/token', { grant_type: 'authorization_code', code, redirect_uri: redirectUri }, headers)
+}
+
 export const basic = (id: string, secret: string) =>
   `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`
 

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadSecretKey } from '../src/config.ts'
 import type { OAuthDB } from '../src/db/schema.ts'
 import { oauthService } from '../src/service.ts'
-import { authorizeInBrowser, Browser, basic, PASSWORD, postForm, seed } from './helpers.ts'
+import { authorizeInBrowser, Browser, basic, exchangeCode, PASSWORD, postForm, seed } from './helpers.ts'
 
 const SECRET_KEY = randomBytes(32).toString('hex')
 
@@ -72,12 +72,9 @@ describe('logs of a running server', () => {
     secrets.push(...browser.cookies.values())
     const code = new URL(location).searchParams.get('code') as string
     secrets.push(code)
-    const tokens = await postForm(
-      base,
-      '/oauth/token',
-      { grant_type: 'authorization_code', code, redirect_uri: 'https://client.example/cb' },
-      { authorization: basic(f.web.uid, f.web.secret) },
-    )
+    const tokens = await exchangeCode(base, code, 'https://client.example/cb', {
+      authorization: basic(f.web.uid, f.web.secret),
+    })
     expect(tokens.status).toBe(200)
     const access = tokens.body.access_token as string
     secrets.push(access, tokens.body.refresh_token as string)

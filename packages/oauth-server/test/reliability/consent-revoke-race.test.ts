@@ -5,7 +5,7 @@
  */
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { basic, PASSWORD, postForm, seed, startServer, type TestServer } from '../helpers.ts'
+import { basic, exchangeCode, PASSWORD, seed, startServer, type TestServer } from '../helpers.ts'
 import { getPage, signedIn, submit } from '../pages-helpers.ts'
 
 describe('parallel consent and revoke', () => {
@@ -46,12 +46,9 @@ describe('parallel consent and revoke', () => {
         .where('user_id', '=', fixtures.alice.id)
         .where('application_id', '=', fixtures.web.id)
         .executeTakeFirst()
-      const exchange = await postForm(
-        server.url,
-        '/oauth/token',
-        { grant_type: 'authorization_code', code, redirect_uri: redirectUri },
-        { authorization: basic(fixtures.web.uid, fixtures.web.secret) },
-      )
+      const exchange = await exchangeCode(server.url, code, redirectUri, {
+        authorization: basic(fixtures.web.uid, fixtures.web.secret),
+      })
       const live = await sql<{ n: number }>`select count(*)::int as n from access_tokens
         where user_id = ${fixtures.alice.id} and application_id = ${fixtures.web.id} and revoked_at is null`.execute(
         server.db,

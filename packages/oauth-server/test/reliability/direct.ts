@@ -1,7 +1,7 @@
 import type { TestDatabase } from '@campus/shared/testing'
 import { approve } from '../../src/authorization/response.ts'
 import type { OAuthDB } from '../../src/db/schema.ts'
-import { basic, postForm, type seed } from '../helpers.ts'
+import { basic, exchangeCode, type seed } from '../helpers.ts'
 
 const REDIRECT_URI = 'https://client.example/cb'
 
@@ -35,12 +35,7 @@ export async function issueCode(
   base: string,
 ): Promise<{ access_token: string; refresh_token: string }> {
   const code = await newCode(database, data)
-  const token = await postForm(
-    base,
-    '/oauth/token',
-    { grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI },
-    { authorization: basic(data.web.uid, data.web.secret) },
-  )
+  const token = await exchangeCode(base, code, REDIRECT_URI, { authorization: basic(data.web.uid, data.web.secret) })
   if (token.status !== 200) throw new Error(`code exchange failed: ${JSON.stringify(token.body)}`)
   return token.body as { access_token: string; refresh_token: string }
 }

@@ -13,7 +13,7 @@ import type { OAuthDB } from '../../src/db/schema.ts'
 import { digest } from '../../src/domain/secrets.ts'
 import { oauthService } from '../../src/service.ts'
 import { memoryThrottle } from '../../src/throttle.ts'
-import { basic, postForm, seed } from '../helpers.ts'
+import { basic, exchangeCode, seed } from '../helpers.ts'
 import { newCode } from './direct.ts'
 import { onPostgresServer, sharedDeployment, startOAuthProcess } from './processes.ts'
 
@@ -69,12 +69,7 @@ onPostgresServer('database connection cut mid-request', () => {
     try {
       await locker.query('begin')
       await locker.query('select 1 from authorization_codes where digest = $1 for update', [digest(code)])
-      const inFlight = postForm(
-        base,
-        '/oauth/token',
-        { grant_type: 'authorization_code', code, redirect_uri: redirectUri },
-        { authorization: basic(data.web.uid, data.web.secret) },
-      )
+      const inFlight = exchangeCode(base, code, redirectUri, { authorization: basic(data.web.uid, data.web.secret) })
       await waitFor(
         async () => {
           const { rows } = await database.pool.query(
@@ -124,12 +119,9 @@ onPostgresServer('database connection cut mid-request', () => {
 
     const ready = await fetch(new URL('/health/ready', base))
     expect(ready.status).toBe(503)
-    const whileDown = await postForm(
-      base,
-      '/oauth/token',
-      { grant_type: 'authorization_code', code, redirect_uri: redirectUri },
-      { authorization: basic(data.web.uid, data.web.secret) },
-    )
+    const whileDown = await exchangeCode(base, code, redirectUri, {
+      authorization: basic(data.web.uid, data.web.secret),
+    })
     expect([whileDown.status, whileDown.body.error]).toEqual([500, 'server_error'])
 
     proxy.restore()
@@ -140,12 +132,9 @@ onPostgresServer('database connection cut mid-request', () => {
     )
     console.log(`OAuth fault: readiness back ${Math.round(recovery)} ms after the connection returned`)
     // the same code still redeems: the failed attempt consumed nothing
-    const redeemed = await postForm(
-      base,
-      '/oauth/token',
-      { grant_type: 'authorization_code', code, redirect_uri: redirectUri },
-      { authorization: basic(data.web.uid, data.web.secret) },
-    )
+    const redeemed = await exchangeCode(base, code, redirectUri, {
+      authorization: basic(data.web.uid, data.web.secret),
+    })
     expect(redeemed.status).toBe(200)
     const api = await fetch(new URL('/api/v4/user', base), {
       headers: { authorization: `Bearer ${redeemed.body.access_token as string}` },
@@ -161,12 +150,7 @@ onPostgresServer('database connection cut mid-request', () => {
       'ready before the test',
     )
     const code = await newCode(database, data)
-    const token = await postForm(
-      base,
-      '/oauth/token',
-      { grant_type: 'authorization_code', code, redirect_uri: redirectUri },
-      { authorization: basic(data.web.uid, data.web.secret) },
-    )
+    const token = await exchangeCode(base, code, redirectUri, { authorization: basic(data.web.uid, data.web.secret) })
     expect(token.status).toBe(200)
     const call = () =>
       fetch(new URL('/api/v4/user', base), {
@@ -220,12 +204,7 @@ onPostgresServer('SIGTERM under load on a real server process', () => {
       codes.map((c) => digest(c)),
     ])
     const inFlight = codes.map((code) =>
-      postForm(
-        server.url,
-        '/oauth/token',
-        { grant_type: 'authorization_code', code, redirect_uri: redirectUri },
-        { authorization: basic(data.web.uid, data.web.secret) },
-      ),
+      exchangeCode(server.url, code, redirectUri, { authorization: basic(data.web.uid, data.web.secret) }),
     )
     try {
       await waitFor(

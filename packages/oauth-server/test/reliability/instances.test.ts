@@ -9,7 +9,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest'
 import { createUser } from '../../src/accounts.ts'
 import type { OAuthDB } from '../../src/db/schema.ts'
 import { oauthService } from '../../src/service.ts'
-import { authorizeInBrowser, Browser, basic, formFields, PASSWORD, postForm, seed } from '../helpers.ts'
+import { authorizeInBrowser, Browser, basic, exchangeCode, formFields, PASSWORD, postForm, seed } from '../helpers.ts'
 import { onPostgresServer, sharedDeployment, startOAuthProcess } from './processes.ts'
 
 type Seeded = Awaited<ReturnType<typeof seed>>
@@ -69,12 +69,7 @@ onPostgresServer('two instances on one database and one Redis', () => {
     )
     const code = back.searchParams.get('code') as string
     expect(code).toBeTruthy()
-    const token = await postForm(
-      b.url,
-      '/oauth/token',
-      { grant_type: 'authorization_code', code, redirect_uri: redirectUri },
-      auth(),
-    )
+    const token = await exchangeCode(b.url, code, redirectUri, auth())
     expect(token.status).toBe(200)
     expect((await user(a.url, token.body.access_token as string)).status).toBe(200)
 

@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { digest } from '../../src/domain/secrets.ts'
-import { basic, issueCode, postForm, seed, startServer, type TestServer } from '../helpers.ts'
+import { basic, exchangeCode, issueCode, postForm, seed, startServer, type TestServer } from '../helpers.ts'
 
 type Seeded = Awaited<ReturnType<typeof seed>>
 
@@ -38,14 +38,7 @@ describe('races on one code and one refresh token', () => {
     const redirectUri = 'https://client.example/cb'
     const code = await issueCode(server, { client: data.web, userId: data.alice.id, redirectUri, scopes: ['api'] })
     const results = await Promise.all(
-      Array.from({ length: 50 }, () =>
-        postForm(
-          server.url,
-          '/oauth/token',
-          { grant_type: 'authorization_code', code, redirect_uri: redirectUri },
-          auth(),
-        ),
-      ),
+      Array.from({ length: 50 }, () => exchangeCode(server.url, code, redirectUri, auth())),
     )
     const winners = results.filter((r) => r.status === 200)
     const losers = results.filter((r) => r.status !== 200)
@@ -75,12 +68,7 @@ describe('races on one code and one refresh token', () => {
   it('20 parallel refreshes of one refresh token: one rotation, then the whole family is revoked', async () => {
     const redirectUri = 'https://client.example/cb'
     const code = await issueCode(server, { client: data.web, userId: data.alice.id, redirectUri, scopes: ['api'] })
-    const first = await postForm(
-      server.url,
-      '/oauth/token',
-      { grant_type: 'authorization_code', code, redirect_uri: redirectUri },
-      auth(),
-    )
+    const first = await exchangeCode(server.url, code, redirectUri, auth())
     expect(first.status).toBe(200)
     const refreshToken = first.body.refresh_token as string
     const results = await Promise.all(
@@ -124,12 +112,7 @@ describe('races on one code and one refresh token', () => {
   it('sequential refreshes by one client keep rotating without revoking anything', async () => {
     const redirectUri = 'https://client.example/cb'
     const code = await issueCode(server, { client: data.web, userId: data.alice.id, redirectUri, scopes: ['api'] })
-    let current = await postForm(
-      server.url,
-      '/oauth/token',
-      { grant_type: 'authorization_code', code, redirect_uri: redirectUri },
-      auth(),
-    )
+    let current = await exchangeCode(server.url, code, redirectUri, auth())
     for (let i = 0; i < 5; i++) {
       current = await postForm(
         server.url,

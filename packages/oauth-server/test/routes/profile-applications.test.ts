@@ -5,7 +5,16 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createUser } from '../../src/accounts.ts'
-import { authorizeInBrowser, basic, PASSWORD, postForm, seed, startServer, type TestServer } from '../helpers.ts'
+import {
+  authorizeInBrowser,
+  basic,
+  exchangeCode,
+  PASSWORD,
+  postForm,
+  seed,
+  startServer,
+  type TestServer,
+} from '../helpers.ts'
 import { bearer, getPage, signedIn, submit, textOf } from '../pages-helpers.ts'
 
 describe('/profile/applications', () => {
@@ -252,12 +261,9 @@ describe('/profile/applications', () => {
     })}`
     const location = await authorizeInBrowser(browser, authorize, { username: 'alice', password: PASSWORD })
     const code = new URL(location).searchParams.get('code') as string
-    const tokens = await postForm(
-      server.url,
-      '/oauth/token',
-      { grant_type: 'authorization_code', code, redirect_uri: 'https://client.example/cb' },
-      { authorization: basic(fixtures.web.uid, fixtures.web.secret) },
-    )
+    const tokens = await exchangeCode(server.url, code, 'https://client.example/cb', {
+      authorization: basic(fixtures.web.uid, fixtures.web.secret),
+    })
     expect(tokens.status).toBe(200)
     const access = tokens.body.access_token as string
     expect((await bearer(server.url, access)).status).toBe(200) // now cached
