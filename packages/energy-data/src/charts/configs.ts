@@ -3,8 +3,8 @@
  * `new Chart(canvas, config)` takes as they are.
  */
 import type { ChartConfiguration, ChartDataset } from 'chart.js'
-import { dateFormat, formatIso, localParts, QUARTER_MS } from '../domain/time.ts'
-import { CHART_TEXT, type Language, LOCALES, localDateTime, pick } from './i18n.ts'
+import { formatIso, localParts, QUARTER_MS } from '../domain/time.ts'
+import { CHART_TEXT, type Language, localDateFormat, localDateTime, pick } from './i18n.ts'
 
 export type ChartConfig = ChartConfiguration<'line' | 'bar', Array<number | null>, string>
 
@@ -16,18 +16,9 @@ const translucent = (hex: string) => `${hex}99`
 /** Three decimals: well under the meters' resolution, and the JSON stays small. */
 const round3 = (value: number | null): number | null => (value === null ? null : Math.round(value * 1000) / 1000)
 
-const labelFormat = (lang: Language, zone: string, withTime: boolean): Intl.DateTimeFormat =>
-  dateFormat(LOCALES[lang], {
-    timeZone: zone,
-    weekday: 'short',
-    day: '2-digit',
-    month: '2-digit',
-    ...(withTime ? { hour: '2-digit', minute: '2-digit', hourCycle: 'h23' } : {}),
-  })
-
 /** Axis label of a quarter hour in local time, e.g. `lun 20/10, 14:15`. */
 const quarterLabel = (instant: number, lang: Language, zone: string): string =>
-  labelFormat(lang, zone, true).format(new Date(instant))
+  localDateFormat(lang, zone, { weekday: true, time: true }).format(new Date(instant))
 
 /**
  * Labels of consecutive quarter hours. The hour repeated when clocks go back would print twice
@@ -47,7 +38,7 @@ function quarterLabels(slots: number[], lang: Language, zone: string): string[] 
  * grid lines are drawn at the midnights only.
  */
 function midnightTicks(slots: number[], lang: Language, zone: string) {
-  const format = dateFormat(LOCALES[lang], { timeZone: zone, day: '2-digit', month: '2-digit' })
+  const format = localDateFormat(lang, zone)
   const midnight = slots.map((t) => {
     const p = localParts(t, zone)
     return p.hour === 0 && p.minute === 0
@@ -60,7 +51,7 @@ function midnightTicks(slots: number[], lang: Language, zone: string) {
 
 /** Axis label of a local day `YYYY-MM-DD` (read at its local noon, safe on DST days). */
 const dayLabel = (day: string, lang: Language, zone: string): string =>
-  labelFormat(lang, zone, false).format(new Date(`${day}T12:00:00Z`))
+  localDateFormat(lang, zone, { weekday: true }).format(new Date(`${day}T12:00:00Z`))
 
 /** "From ... to ... (zone)": the first and last instant (or local day) drawn. */
 function windowSubtitle(from: number, to: number, lang: Language, zone: string, withTime: boolean): string {

@@ -6,15 +6,24 @@ export type Language = (typeof LANGUAGES)[number]
 
 export const LOCALES: Record<Language, string> = { it: 'it-IT', en: 'en-GB' }
 
-/** A local date for people, `21/10/2025`, with its time, `21/10/2025, 01:00`, unless `withTime` is false. */
-export const localDateTime = (instant: number, lang: Language, zone: string, withTime = true): string =>
+/** How local dates in `zone` are written for people: day and month, with the weekday, year and time asked for. */
+export const localDateFormat = (
+  lang: Language,
+  zone: string,
+  parts: { weekday?: boolean; year?: boolean; time?: boolean } = {},
+): Intl.DateTimeFormat =>
   dateFormat(LOCALES[lang], {
     timeZone: zone,
+    ...(parts.weekday ? { weekday: 'short' } : {}),
     day: '2-digit',
     month: '2-digit',
-    year: 'numeric',
-    ...(withTime ? { hour: '2-digit', minute: '2-digit', hourCycle: 'h23' } : {}),
-  }).format(new Date(instant))
+    ...(parts.year ? { year: 'numeric' } : {}),
+    ...(parts.time ? { hour: '2-digit', minute: '2-digit', hourCycle: 'h23' } : {}),
+  })
+
+/** A local date for people, `21/10/2025`, with its time, `21/10/2025, 01:00`, unless `withTime` is false. */
+export const localDateTime = (instant: number, lang: Language, zone: string, withTime = true): string =>
+  localDateFormat(lang, zone, { year: true, time: withTime }).format(new Date(instant))
 
 /** Display names of the PV plants (columns of the pv group) and of the drinking fountains (water group). */
 export const PLANT_NAMES = {
