@@ -5,6 +5,8 @@
  */
 const SERVICE_SRC = '^packages/(oauth-server|energy-data)/src'
 const HTTP_MODULES = 'node_modules/(fastify|fastify-plugin|@fastify)/'
+/** The composition of a service: the app, and its instance type with the route-plugin maker. */
+const COMPOSITION = `${SERVICE_SRC}/(app|oauth-app|energy-app)\\.ts$`
 
 module.exports = {
   forbidden: [
@@ -38,10 +40,10 @@ module.exports = {
     },
     {
       name: 'repository-imports-http',
-      comment: 'Repositories are queries taking db or trx: no Fastify, routes, plugins or pages.',
+      comment: 'Repositories are queries taking db or trx: no Fastify, routes, plugins, pages or app.',
       severity: 'error',
       from: { path: `${SERVICE_SRC}/repositories/` },
-      to: { path: [`${SERVICE_SRC}/(routes|plugins|pages)/`, HTTP_MODULES] },
+      to: { path: [`${SERVICE_SRC}/(routes|plugins|pages)/`, COMPOSITION, HTTP_MODULES] },
     },
     {
       name: 'domain-imports-io',
@@ -49,7 +51,12 @@ module.exports = {
       severity: 'error',
       from: { path: `${SERVICE_SRC}/domain/` },
       to: {
-        path: [`${SERVICE_SRC}/(repositories|routes|plugins|pages|db)/`, HTTP_MODULES, 'node_modules/(kysely|pg)/'],
+        path: [
+          `${SERVICE_SRC}/(repositories|routes|plugins|pages|db)/`,
+          COMPOSITION,
+          HTTP_MODULES,
+          'node_modules/(kysely|pg)/',
+        ],
       },
     },
     {
