@@ -11,7 +11,7 @@ import { type Harness, startHarness } from './harness.ts'
  * The service's runtime role (a login role in `energy_reader`) reads everything and writes
  * nothing but key bookkeeping. Only on a PostgreSQL server: roles are what is being tested.
  */
-describe.runIf(await needsService('runtime role tests (a PostgreSQL server)', process.env.TEST_DATABASE_URL))(
+describe.runIf(await needsService('runtime role tests (a PostgreSQL server)', 'TEST_DATABASE_URL'))(
   'runtime database role energy_reader',
   () => {
     const role = `energy_api_${randomBytes(4).toString('hex')}`

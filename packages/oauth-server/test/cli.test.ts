@@ -34,7 +34,6 @@ function oauthOn(
     {
       env: { ...process.env, OAUTH_DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent', MIGRATE_ON_START: '' },
       encoding: 'utf8',
-      timeout: 30_000,
     },
   )
   return { status: result.status, json: result.stdout ? JSON.parse(result.stdout) : {}, stderr: result.stderr }

@@ -6,8 +6,8 @@ import { memoryThrottle, redisThrottle, type Throttle } from '../src/throttle.ts
 import { Browser, formFields, PASSWORD, postForm, seed, startServer, type TestServer } from './helpers.ts'
 
 const limits = { accountLimit: 2, ipLimit: 3, windowSeconds: 30 }
-const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'
-const redisUp = await needsService('Redis throttle test', redisUrl)
+const redisUrl = process.env.REDIS_URL || 'redis://127.0.0.1:6379'
+const redisUp = await needsService('Redis throttle test', 'REDIS_URL', redisUrl)
 
 async function behaves(throttle: Throttle) {
   expect(await throttle.blocked('alice', '10.0.0.1')).toBeUndefined()

@@ -59,7 +59,6 @@ describe('configuration loader', () => {
     const result = spawnSync(process.execPath, ['--experimental-strip-types', server], {
       env: { ...process.env, ENERGY_PORT: 'abc' },
       encoding: 'utf8',
-      timeout: 20_000,
     })
     expect(result.status).toBe(1)
     expect(result.stderr.trim()).toBe(

@@ -25,7 +25,6 @@ describe('embedded database directory ownership', () => {
       const result = await promisify(execFile)(process.execPath, ['--experimental-strip-types', migrateCli, 'energy'], {
         env: { ...process.env, DATA_DIR: dataDir, ENERGY_DATABASE_URL: '' },
         encoding: 'utf8',
-        timeout: 60_000,
       })
       expect(result.stderr).toBe('')
       const report = JSON.parse(result.stdout)

@@ -70,7 +70,7 @@ beforeAll(async () => {
   const tags = ['ok', 'estimated', 'interpolated', 'suspect', 'invalid'].map((t) => `tag=${t}`).join('&')
   for (const id of [860, 861]) meters.set(id, rowsOf(await json(`/data/meters?ids=${id}&${tags}&${window}`)))
   for (const m of await json<Array<{ id: number; unit_id: string }>>('/metadata/meters/')) units.set(m.id, m.unit_id)
-}, 60_000)
+})
 afterAll(async () => h?.close())
 
 const group = (name: string) => groups.get(name) as Row[]

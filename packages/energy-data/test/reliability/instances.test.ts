@@ -15,7 +15,7 @@ async function cli(url: string, ...args: string[]): Promise<unknown> {
   return JSON.parse(stdout)
 }
 
-describe.runIf(await needsService('two-instance tests (Redis)', REDIS_URL))(
+describe.runIf(await needsService('two-instance tests (Redis)', 'REDIS_URL', REDIS_URL))(
   'two instances on one database and one Redis',
   () => {
     let database: TestDatabase<EnergyDatabase>
@@ -32,7 +32,7 @@ describe.runIf(await needsService('two-instance tests (Redis)', REDIS_URL))(
         ENERGY_RATE_LIMIT_KEY: String(LIMIT),
       }
       ;[a, b] = await Promise.all([startEnergyProcess(env), startEnergyProcess(env)])
-    }, 60_000)
+    })
     afterAll(async () => {
       await Promise.all([a?.stop(), b?.stop()])
       await database?.close()

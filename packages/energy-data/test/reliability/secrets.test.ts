@@ -13,7 +13,7 @@ const run = promisify(execFile)
 const secretPart = (key: string) => key.slice(displayPrefix(key).length)
 
 // pg_dump reads a PostgreSQL server of its own version, not the embedded PGlite
-const onServer = await needsService('dump test (pg_dump of a PostgreSQL server)', process.env.TEST_DATABASE_URL)
+const onServer = await needsService('dump test (pg_dump of a PostgreSQL server)', 'TEST_DATABASE_URL')
 
 describe.runIf(onServer)('no API key in the database dump or the logs', () => {
   let database: TestDatabase<EnergyDatabase>
@@ -27,7 +27,7 @@ describe.runIf(onServer)('no API key in the database dump or the logs', () => {
       ENERGY_RATE_LIMIT_KEY: '100000',
       ENERGY_RATE_LIMIT_PUBLIC: '100000',
     })
-  }, 60_000)
+  })
   afterAll(async () => {
     await server?.stop()
     await database?.close()
@@ -90,5 +90,5 @@ describe.runIf(onServer)('no API key in the database dump or the logs', () => {
       `energy secrets: ${paths.length} endpoints, ${requests} requests with ${keys.length} keys (statuses ${[...statuses].sort().join(',')}); ` +
         `pg_dump ${(dump.length / 1024).toFixed(0)} kB and ${server.logs.length} log lines hold none of them\n`,
     )
-  }, 120_000)
+  })
 })

@@ -37,7 +37,6 @@ describeInBrowser('account pages in Chromium', () => {
     })
     browser = await launchChromium()
     context = await browser.newContext({ viewport: { width: 1100, height: 900 } })
-    context.setDefaultTimeout(10_000)
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url })
     page = await context.newPage()
     await page.goto(`${server.url}/profile/applications`)
@@ -155,7 +154,6 @@ describeInBrowser('account pages in Chromium', () => {
 
   it('lets an administrator lock a user and trust an application', async () => {
     const admin = await browser.newContext({ viewport: { width: 1100, height: 900 } })
-    admin.setDefaultTimeout(10_000)
     const adminPage = await admin.newPage()
     await adminPage.goto(`${server.url}/admin/users`)
     await signInOnPage(adminPage, 'root', PASSWORD)

@@ -140,7 +140,7 @@ onPostgresServer('database connection cut mid-request', () => {
       headers: { authorization: `Bearer ${redeemed.body.access_token as string}` },
     })
     expect(api.status).toBe(200)
-  }, 60_000)
+  })
 
   it('forgets its cached lookups when it loses the invalidation channel: a revocation it could not hear is honoured', async () => {
     const redirectUri = 'https://client.example/cb'
@@ -174,7 +174,7 @@ onPostgresServer('database connection cut mid-request', () => {
       'readiness after the connection returned',
     )
     expect((await call()).status).toBe(401)
-  }, 60_000)
+  })
 })
 
 onPostgresServer('SIGTERM under load on a real server process', () => {
@@ -187,7 +187,7 @@ onPostgresServer('SIGTERM under load on a real server process', () => {
     const deployment = { OAUTH_SECRET_KEY: sharedDeployment().OAUTH_SECRET_KEY as string }
     data = await seed(database.db, createHash('sha256').update(deployment.OAUTH_SECRET_KEY).digest())
     server = await startOAuthProcess(database.url, { ...deployment, LOG_LEVEL: 'info' })
-  }, 60_000)
+  })
 
   afterAll(async () => {
     await server?.stop('SIGKILL')
@@ -245,5 +245,5 @@ onPostgresServer('SIGTERM under load on a real server process', () => {
       )
       .execute()
     expect(used.every((r) => r.consumed_at !== null)).toBe(true)
-  }, 60_000)
+  })
 })

@@ -16,7 +16,6 @@ import {
   forwardedValues,
   fuzzPlan,
   fuzzService,
-  fuzzTimeout,
   hostileRedirectUris,
   hostileString,
   percentEncode,
@@ -184,68 +183,64 @@ describe('OpenAPI fuzzing of the OAuth server', () => {
   }
 
   for (const seed of PLAN.seeds) {
-    it(
-      `survives ${PLAN.runs} generated and hostile requests (seed ${seed})`,
-      async () => {
-        const { data, owned, bearer, spaToken, pat, session } = fixtures
-        const tokens = [bearer.access_token, spaToken.access_token, pat.token, bearer.refresh_token as string]
-        const clients = [
-          { id: data.web.uid, secret: data.web.secret },
-          { id: data.spa.uid, secret: '' },
-          { id: data.other.uid, secret: 'not its secret' },
-        ]
-        const registered = [...data.web.redirect_uris, ...data.spa.redirect_uris, ...owned.redirect_uris]
-        const document = (await server.app.inject('/openapi.json')).json()
-        const report = await fuzzService({
-          port: Number(new URL(server.url).port),
-          document,
-          runs: PLAN.runs,
-          seed,
-          errorSchema: ERROR_SCHEMA,
-          credentials: [
-            [['Authorization', `Bearer ${bearer.access_token}`]],
-            [['Authorization', `Bearer ${spaToken.access_token}`]],
-            [['PRIVATE-TOKEN', pat.token]],
-            [['Authorization', basic(data.web.uid, data.web.secret)]],
-            [['Authorization', basic(data.spa.uid, '')]],
-            [['Cookie', session]],
+    it(`survives ${PLAN.runs} generated and hostile requests (seed ${seed})`, async () => {
+      const { data, owned, bearer, spaToken, pat, session } = fixtures
+      const tokens = [bearer.access_token, spaToken.access_token, pat.token, bearer.refresh_token as string]
+      const clients = [
+        { id: data.web.uid, secret: data.web.secret },
+        { id: data.spa.uid, secret: '' },
+        { id: data.other.uid, secret: 'not its secret' },
+      ]
+      const registered = [...data.web.redirect_uris, ...data.spa.redirect_uris, ...owned.redirect_uris]
+      const document = (await server.app.inject('/openapi.json')).json()
+      const report = await fuzzService({
+        port: Number(new URL(server.url).port),
+        document,
+        runs: PLAN.runs,
+        seed,
+        errorSchema: ERROR_SCHEMA,
+        credentials: [
+          [['Authorization', `Bearer ${bearer.access_token}`]],
+          [['Authorization', `Bearer ${spaToken.access_token}`]],
+          [['PRIVATE-TOKEN', pat.token]],
+          [['Authorization', basic(data.web.uid, data.web.secret)]],
+          [['Authorization', basic(data.spa.uid, '')]],
+          [['Cookie', session]],
+        ],
+        parameters: {
+          redirect_uri: hostileRedirectUris(registered),
+          client_id: [data.web.uid, data.spa.uid, data.other.uid, owned.uid],
+        },
+        // every header the server reads
+        headers: {
+          authorization: authorizationValues({ tokens, clients }),
+          'private-token': secretHeaderValues([pat.token], PREFIX.personalAccessToken),
+          cookie: cookieValues(['campus_session', '__Host-campus_session'], [session]),
+          'content-type': contentTypeValues(),
+          'x-request-id': requestIdValues(),
+          'x-forwarded-for': forwardedForValues(),
+          forwarded: forwardedValues(),
+          'x-real-ip': forwardedForValues(),
+        },
+        scenarios: redirectScenarios(
+          [
+            { uid: data.web.uid, redirectUris: data.web.redirect_uris, basic: basic(data.web.uid, data.web.secret) },
+            { uid: data.spa.uid, redirectUris: data.spa.redirect_uris },
+            { uid: owned.uid, redirectUris: owned.redirect_uris },
           ],
-          parameters: {
-            redirect_uri: hostileRedirectUris(registered),
-            client_id: [data.web.uid, data.spa.uid, data.other.uid, owned.uid],
-          },
-          // every header the server reads
-          headers: {
-            authorization: authorizationValues({ tokens, clients }),
-            'private-token': secretHeaderValues([pat.token], PREFIX.personalAccessToken),
-            cookie: cookieValues(['campus_session', '__Host-campus_session'], [session]),
-            'content-type': contentTypeValues(),
-            'x-request-id': requestIdValues(),
-            'x-forwarded-for': forwardedForValues(),
-            forwarded: forwardedValues(),
-            'x-real-ip': forwardedForValues(),
-          },
-          scenarios: redirectScenarios(
-            [
-              { uid: data.web.uid, redirectUris: data.web.redirect_uris, basic: basic(data.web.uid, data.web.secret) },
-              { uid: data.spa.uid, redirectUris: data.spa.redirect_uris },
-              { uid: owned.uid, redirectUris: owned.redirect_uris },
-            ],
-            session,
-          ),
-          // Swagger UI is a third-party static bundle, not this server's surface
-          skip: (_method, path) => path.startsWith('/docs'),
-          snapshot,
-        })
-        console.log(
-          `OAuth fuzzing, seed ${seed}: ${report.requests} requests, statuses ${JSON.stringify(report.byStatus)}`,
-        )
-        expect(report.requests).toBe(PLAN.runs)
-        // only the HTTP parser answers before any route (URI or headers too long)
-        expect(report.undocumented.filter((entry) => !/ (414|431)$/.test(entry))).toEqual([])
-        expect(Object.keys(report.byStatus).some((s) => s.startsWith('2'))).toBe(true)
-      },
-      fuzzTimeout(PLAN.runs),
-    )
+          session,
+        ),
+        // Swagger UI is a third-party static bundle, not this server's surface
+        skip: (_method, path) => path.startsWith('/docs'),
+        snapshot,
+      })
+      console.log(
+        `OAuth fuzzing, seed ${seed}: ${report.requests} requests, statuses ${JSON.stringify(report.byStatus)}`,
+      )
+      expect(report.requests).toBe(PLAN.runs)
+      // only the HTTP parser answers before any route (URI or headers too long)
+      expect(report.undocumented.filter((entry) => !/ (414|431)$/.test(entry))).toEqual([])
+      expect(Object.keys(report.byStatus).some((s) => s.startsWith('2'))).toBe(true)
+    })
   }
 })

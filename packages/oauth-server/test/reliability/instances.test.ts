@@ -43,7 +43,7 @@ onPostgresServer('two instances on one database and one Redis', () => {
       startOAuthProcess(database.url, strict),
       startOAuthProcess(database.url, env),
     ])
-  }, 60_000)
+  })
 
   afterAll(async () => {
     await Promise.all([a?.stop(), b?.stop(), c?.stop()])

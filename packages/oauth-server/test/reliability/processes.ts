@@ -26,5 +26,5 @@ export function sharedDeployment(): Record<string, string> {
  * process and one transaction at a time, so these suites run only on PostgreSQL (as CI does).
  */
 export const onPostgresServer = describe.runIf(
-  await needsService('tests that need a PostgreSQL server', process.env.TEST_DATABASE_URL),
+  await needsService('tests that need a PostgreSQL server', 'TEST_DATABASE_URL'),
 )

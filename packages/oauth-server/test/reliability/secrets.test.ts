@@ -34,7 +34,7 @@ onPostgresServer('secrets at rest and in logs after every flow', () => {
     database = await createTestDatabase<OAuthDB>('oauth', oauthService.migrationsDir)
     data = await seed(database.db, createHash('sha256').update(secretKey).digest())
     server = await startOAuthProcess(database.url, { OAUTH_SECRET_KEY: secretKey, LOG_LEVEL: 'trace' })
-  }, 60_000)
+  })
 
   afterAll(async () => {
     await server?.stop()
@@ -198,5 +198,5 @@ onPostgresServer('secrets at rest and in logs after every flow', () => {
       `OAuth secrets: ${handled.size} values searched in a ${dump.length}-byte pg_dump and ${logs.length} bytes of trace logs`,
     )
     expect(leaks).toEqual([])
-  }, 60_000)
+  })
 })

@@ -17,7 +17,9 @@ const missing = !existsSync(CHROMIUM)
 export function browserAvailable(): boolean {
   if (!missing || process.env.CI) return true
   if (!warned)
-    console.warn(`browser tests skipped: ${CHROMIUM} not found (apt-get install chromium); they fail under CI`)
+    console.warn(
+      `browser tests skipped: ${CHROMIUM} not found: apt-get install chromium, or set CHROMIUM_PATH to a Chromium executable; they fail under CI`,
+    )
   warned = true
   return false
 }

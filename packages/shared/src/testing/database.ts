@@ -139,7 +139,10 @@ export async function createTestDatabase<DB>(service: string, migrationsDir: str
   const database = serverUrl
     ? await fromServer<DB>(serverUrl, service, migrationsDir)
     : ((await fromContainer<DB>(migrationsDir)) ?? (await fromPglite<DB>(migrationsDir)))
-  const where = database.kind === 'postgres' ? `PostgreSQL ${new URL(database.url).pathname.slice(1)}` : database.kind
+  const where =
+    database.kind === 'postgres'
+      ? `PostgreSQL ${new URL(database.url).pathname.slice(1)}`
+      : `${database.kind} (set TEST_DATABASE_URL to use a PostgreSQL server)`
   process.stdout.write(`[test-db] ${service}: ${where}\n`)
   return database
 }

@@ -66,9 +66,6 @@ export function fuzzPlan(defaultSeed: number, env: NodeJS.ProcessEnv = process.e
   return { mode, runs, seeds: Array.from({ length: count }, (_, i) => first + i) }
 }
 
-/** A test timeout that grows with the requests asked for (a slow, shared machine included). */
-export const fuzzTimeout = (runs: number): number => Math.max(120_000, runs * 100)
-
 export interface FuzzReport {
   requests: number
   byStatus: Record<string, number>

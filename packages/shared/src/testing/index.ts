@@ -7,7 +7,6 @@ export {
   type FuzzRequest,
   fuzzPlan,
   fuzzService,
-  fuzzTimeout,
   percentEncode,
 } from './fuzz.ts'
 export { fromSchema, HOSTILE_STRINGS, hostileString } from './hostile.ts'

@@ -1,15 +1,23 @@
 import { answersAt } from '../net.ts'
 
 /**
- * Whether tests that need an outside service (Redis, a PostgreSQL server) should run. They
+ * Whether tests that need an outside service (Redis, a PostgreSQL server) should run: the
+ * server named by the environment variable `variable` (else at `fallback`) must answer. They
  * always run under CI, which provides the services, so a missing one fails loudly there;
- * elsewhere they are skipped with one line saying why.
+ * elsewhere they are skipped with one line naming the variable to set.
  */
-export async function needsService(what: string, url: string | undefined): Promise<boolean> {
+export async function needsService(what: string, variable: string, fallback?: string): Promise<boolean> {
+  const url = process.env[variable] || fallback
   if (url && (await answersAt(url))) return true
   if (process.env.CI) return true
+  const why = url ? `nothing answers at ${new URL(url).host}` : `${variable} is not set`
   process.stdout.write(
-    `[test] ${what} skipped: ${url ? `nothing answers at ${new URL(url).host}` : 'not configured'}; CI runs them\n`,
+    `[test] ${what} skipped (${why}): set ${variable} to a server that answers, e.g. ${variable}=${example[variable] ?? '...'}; CI runs them\n`,
   )
   return false
+}
+
+const example: Record<string, string> = {
+  TEST_DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/postgres',
+  REDIS_URL: 'redis://127.0.0.1:6379',
 }
