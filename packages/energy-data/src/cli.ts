@@ -7,7 +7,7 @@ import type { Kysely } from 'kysely'
 import type pg from 'pg'
 import { GROUP_NAMES, type GroupName } from './catalogue/groups.ts'
 import { keyCreate, keyList, keyRevoke } from './commands/keys.ts'
-import { demo, seed } from './commands/seed.ts'
+import { demo, demoKey, seed } from './commands/seed.ts'
 import { loadEnergyConfig } from './config.ts'
 import type { EnergyDatabase } from './db/schema.ts'
 import { importFiles } from './import/import-csv.ts'
@@ -72,6 +72,13 @@ const commands: Record<string, Command<Context>> = {
         throw usageError(`--group must be one of ${GROUP_NAMES.join(', ')}`)
       }
       return importFiles(pool, positionals, { group: group as GroupName | undefined })
+    },
+  },
+  'demo:key': {
+    usage: 'demo:key',
+    run({ db, baseUrl }, args) {
+      parseFlags(args, {})
+      return demoKey(db, { baseUrl })
     },
   },
   demo: {

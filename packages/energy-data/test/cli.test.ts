@@ -90,6 +90,7 @@ describe('every command checks the migrations first', () => {
         ['seed', '--from', '2025-05-01', '--to', '2025-05-02'],
         ['import', join(dir, 'missing.csv')],
         ['demo', '--days', '1'],
+        ['demo:key'],
       ]) {
         const result = await cli(args, empty.url)
         expect(result.code, args.join(' ')).toBe(1)
@@ -108,8 +109,12 @@ describe('every command checks the migrations first', () => {
 })
 
 describe('seed', () => {
+  // three weeks: every hour of the day, three weekends, and enough quarters for gaps and every tag
+  const window = { from: '2025-05-05', to: '2025-05-26', seed: '7' }
+  const days = 21
+
   it('fills the estate deterministically with sun-driven PV, weekday loads, gaps and tags', async () => {
-    const summary = await seed(database.pool, { from: '2025-05-01', to: '2025-07-01', seed: '7' })
+    const summary = await seed(database.pool, window)
     expect(summary.meters).toBeGreaterThan(20)
     const db = database.db
     const meters = await db.selectFrom('meters').selectAll().execute()
@@ -150,8 +155,8 @@ describe('seed', () => {
       select (select count(*) from pv_15m) + (select count(*) from weather_15m) + (select count(*) from water_15m)
         + (select count(*) from aulep_15m) + (select count(*) from datacenter_1_15m)
         + (select count(*) from centrali_frigo_15m) as n`.execute(db)
-    expect(counts.rows[0]?.n).toBeLessThan(6 * 61 * 96)
-    expect(counts.rows[0]?.n).toBeGreaterThan(6 * 61 * 96 - 400)
+    expect(counts.rows[0]?.n).toBeLessThan(6 * days * 96)
+    expect(counts.rows[0]?.n).toBeGreaterThan(6 * days * 96 - 400)
     const tags = await sql<{ tag: string }>`select distinct tag from data_15m order by tag`.execute(db)
     expect(tags.rows.map((r) => r.tag)).toEqual(['estimated', 'interpolated', 'ok', 'suspect'])
 
@@ -163,7 +168,7 @@ describe('seed', () => {
           target.db,
         )
       ).rows[0]?.h
-    const twin = await testDatabase(seeded({ from: '2025-05-01', to: '2025-07-01', seed: '7' }))
+    const twin = await testDatabase(seeded(window))
     try {
       expect(await fingerprint(twin)).toBe(await fingerprint(database))
     } finally {

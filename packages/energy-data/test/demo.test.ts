@@ -1,7 +1,7 @@
 import type { TestDatabase } from '@campus/shared/testing'
 import { sql } from 'kysely'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { demo, seed } from '../src/commands/seed.ts'
+import { demo, demoKey, seed } from '../src/commands/seed.ts'
 import type { EnergyDatabase } from '../src/db/schema.ts'
 import { testDatabase } from './harness.ts'
 
@@ -23,10 +23,9 @@ beforeEach(async () => {
 })
 
 describe('demo (run by pnpm start on every start)', () => {
-  it('seeds an empty database once, records the run and prints a key for every endpoint', async () => {
+  it('seeds an empty database once and records the run', async () => {
     const first = await demo(database.db, database.pool, options)
     expect(first.demo).toBe('prepared')
-    expect('key' in first && first.key).toMatch(/^edk_/)
     expect(await count('pv_15m')).toBeGreaterThan(150)
     const runs = await sql<{ purpose: string; done: boolean }>`
       select purpose, completed_at is not null as done from seed_runs`.execute(database.db)
@@ -36,7 +35,22 @@ describe('demo (run by pnpm start on every start)', () => {
     const second = await demo(database.db, database.pool, options)
     expect(second.demo).toBe('already prepared')
     expect(await count('data_15m')).toBe(rows)
-    expect(await count('api_keys')).toBe(1)
+    expect(await count('api_keys')).toBe(0)
+  })
+
+  it('demo:key makes a key for every endpoint before any data, replacing the previous demo key', async () => {
+    const first = await demoKey(database.db, options)
+    expect(first.key).toMatch(/^edk_/)
+    expect(first.endpoints).toEqual(['*'])
+    expect(first.try[0]).toContain(first.key)
+    const second = await demoKey(database.db, options)
+    const keys = await sql<{ name: string; revoked: boolean }>`
+      select name, revoked_at is not null as revoked from api_keys order by id`.execute(database.db)
+    expect(keys.rows).toEqual([
+      { name: 'demo', revoked: true },
+      { name: 'demo', revoked: false },
+    ])
+    expect(second.key).not.toBe(first.key)
   })
 
   it('never adds demo data to a database holding real data', async () => {
@@ -47,6 +61,7 @@ describe('demo (run by pnpm start on every start)', () => {
     const result = await demo(database.db, database.pool, options)
     expect(result.demo).toBe('already prepared')
     expect(await count('pv_15m')).toBe(0)
+    await expect(demoKey(database.db, options)).rejects.toThrow('holds real data')
     expect(await count('api_keys')).toBe(0)
   })
 

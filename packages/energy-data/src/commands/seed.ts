@@ -1,10 +1,10 @@
-import { usageError } from '@campus/shared'
+import { commandFailed, usageError } from '@campus/shared'
 import type { Kysely } from 'kysely'
 import { sql } from 'kysely'
 import type pg from 'pg'
 import type { EnergyDatabase } from '../db/schema.ts'
 import { DAY_MS, parseInstant } from '../domain/time.ts'
-import { createApiKey } from '../repositories/api-keys.ts'
+import { createApiKey, revokeApiKeys } from '../repositories/api-keys.ts'
 import { seedEstate } from '../seed/seed.ts'
 
 function dateOption(name: string, value: string | undefined): number | undefined {
@@ -50,8 +50,40 @@ export async function seed(
   })
 }
 
+/** What the demo may do with this database: the demo run it finds, and whether real data is there. */
+async function demoState(db: Kysely<EnergyDatabase>) {
+  const runs = await sql<{ purpose: string; completed: boolean; from_time: Date; to_time: Date; seed: number }>`
+    select purpose, completed_at is not null as completed, from_time, to_time, seed from seed_runs order by id`.execute(
+    db,
+  )
+  const meters = await sql<{ n: number }>`select count(*)::int as n from meters`.execute(db)
+  const unfinished = runs.rows.find((r) => r.purpose === 'demo' && !r.completed)
+  const prepared = runs.rows.some((r) => r.purpose === 'demo' && r.completed)
+  // meters without any demo run: real data, which the demo never touches
+  const realData = !prepared && !unfinished && (meters.rows[0]?.n ?? 0) > 0
+  return { unfinished, prepared, realData }
+}
+
+/** The lines that try a key at once (the API answers while the demo data is seeded). */
+const tryKey = (key: string, baseUrl: string) => [
+  `curl -H 'x-api-key: ${key}' '${baseUrl}/data/pv?aggregation=1%20h'`,
+  `curl -H 'x-api-key: ${key}' '${baseUrl}/metadata/meters/'`,
+]
+
 /**
- * `demo`: on an empty database, seed the demo window and create a key for every endpoint.
+ * `demo:key`: a key named `demo` for every endpoint, replacing an earlier one of that name, so
+ * the demo can show a working key before its data is seeded. Refused on a database holding
+ * real data.
+ */
+export async function demoKey(db: Kysely<EnergyDatabase>, options: { baseUrl: string }) {
+  if ((await demoState(db)).realData) throw commandFailed('this database holds real data: no demo key is made for it')
+  await revokeApiKeys(db, { name: 'demo' })
+  const { key } = await createApiKey(db, { name: 'demo', endpoints: ['*'] })
+  return { key, endpoints: ['*'], try: tryKey(key, options.baseUrl), docs: `${options.baseUrl}/docs` }
+}
+
+/**
+ * `demo`: on an empty database, seed the demo window (`demo:key` makes the key).
  * Run by `pnpm start` on every start: it does nothing when meters already exist.
  */
 export async function demo(
@@ -62,14 +94,8 @@ export async function demo(
 ) {
   // Real data (meters without any seed run) is never touched; a demo seed that was interrupted
   // (Ctrl-C during the first start) is finished: seeding keeps the rows already present.
-  const runs = await sql<{ purpose: string; completed: boolean; from_time: Date; to_time: Date; seed: number }>`
-    select purpose, completed_at is not null as completed, from_time, to_time, seed from seed_runs order by id`.execute(
-    db,
-  )
-  const meters = await sql<{ n: number }>`select count(*)::int as n from meters`.execute(db)
-  const unfinished = runs.rows.find((r) => r.purpose === 'demo' && !r.completed)
-  const prepared = runs.rows.some((r) => r.purpose === 'demo' && r.completed)
-  if (prepared || (!unfinished && (meters.rows[0]?.n ?? 0) > 0)) {
+  const { unfinished, prepared, realData } = await demoState(db)
+  if (prepared || realData) {
     return {
       demo: 'already prepared',
       hint: 'Demo data is in place. Create a key with: pnpm energy key:create --name me --endpoint "*"',
@@ -94,17 +120,5 @@ export async function demo(
     log(`seeding ${options.days} days of demo data (the API answers meanwhile)...`)
     summary = await seed(pool, { days: options.days, purpose: 'demo' }, log)
   }
-  const { key } = await createApiKey(db, { name: 'demo', endpoints: ['*'] })
-  return {
-    demo: 'prepared',
-    seeded: summary,
-    key,
-    endpoints: ['*'],
-    try: [
-      `curl -H 'x-api-key: ${key}' '${options.baseUrl}/data/pv?aggregation=1%20h'`,
-      `curl -H 'x-api-key: ${key}' '${options.baseUrl}/data/meters?ids=860&aggregation=1%20d&data_format=csv'`,
-      `curl -H 'x-api-key: ${key}' '${options.baseUrl}/metadata/meters/'`,
-    ],
-    docs: `${options.baseUrl}/docs`,
-  }
+  return { demo: 'prepared', seeded: summary, docs: `${options.baseUrl}/docs` }
 }
