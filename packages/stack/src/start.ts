@@ -6,30 +6,123 @@
  * its database, prefixes their output, prepares demo data once, and stops everything on Ctrl-C.
  * A service whose *_DATABASE_URL is set uses that server instead.
  */
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
+import { parseArgs } from 'node:util'
 import {
   launchService,
   runMain,
   type ServiceDatabase,
+  type ServiceDescriptor,
   type ServiceProcess,
+  serviceDataDir,
   serviceEndpoints,
   spawnService,
 } from '@campus/shared'
 import { openAndMigrate } from './databases.ts'
 import { prettyLine } from './pretty.ts'
-import { loadStackConfig, services } from './services.ts'
+import { loadStackConfig, type StackConfig, services } from './services.ts'
+import { type DemoDetails, readDemoDetails, tryItBlock, writeDemoDetails } from './try-it.ts'
+
+const USAGE = `usage: pnpm start [--watch]     (npm start; pnpm dev is pnpm start --watch)
+
+Runs both services on their databases (the embedded one in DATA_DIR unless OAUTH_DATABASE_URL /
+ENERGY_DATABASE_URL is set), prepares demo data on the first start, prints how to try them, and
+stops everything on Ctrl-C. pnpm demo prints the demo details again.
+
+  --watch   restart a service when its files change
+  --help    this text
+
+Environment: HOST, OAUTH_PORT, ENERGY_PORT, DATA_DIR, OAUTH_DATABASE_URL, ENERGY_DATABASE_URL
+(README.md, "Configuration").
+`
+
+function options(): { watch: boolean } {
+  try {
+    const { values } = parseArgs({ options: { watch: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } })
+    if (values.help) {
+      process.stdout.write(USAGE)
+      process.exit(0)
+    }
+    return { watch: values.watch === true }
+  } catch (error) {
+    process.stderr.write(`error: ${(error as Error).message}\n${USAGE}`)
+    process.exit(2)
+  }
+}
 
 /** Each line of a child, shortened and prefixed with its service's name. */
 function prefixed(name: string) {
-  const tag = `[${name}]`.padEnd(9)
   return (line: string, stream: 'stdout' | 'stderr') =>
-    (stream === 'stdout' ? process.stdout : process.stderr).write(`${tag}${prettyLine(line)}\n`)
+    (stream === 'stdout' ? process.stdout : process.stderr).write(`${tag(name)}${prettyLine(line)}\n`)
+}
+
+/** One line naming a database while it opens: a first embedded start takes seconds. */
+function opening(descriptor: ServiceDescriptor, config: StackConfig): string {
+  if (serviceEndpoints(descriptor, config).databaseUrl) return `${descriptor.name}: connecting to its PostgreSQL server`
+  const dir = serviceDataDir(config.DATA_DIR, descriptor.name)
+  return existsSync(dir)
+    ? `${descriptor.name}: opening the embedded database in ${dir}`
+    : `${descriptor.name}: creating the embedded database in ${dir} (first start: initdb and migrations, some seconds)`
+}
+
+/** Runs a service's command line; its JSON result, or undefined (its errors go to the console). */
+async function command(
+  descriptor: ServiceDescriptor,
+  args: string[],
+  env: Record<string, string | undefined>,
+  children: Set<ServiceProcess>,
+): Promise<Record<string, unknown> | undefined> {
+  const stdout: string[] = []
+  const run = spawnService(descriptor, {
+    entry: 'cli',
+    args,
+    env,
+    onLine: (line, stream) =>
+      stream === 'stdout' ? stdout.push(line) : process.stderr.write(`${tag(descriptor.name)}${line}\n`),
+    maxOutput: 0,
+  })
+  children.add(run)
+  const code = await run.exited
+  children.delete(run)
+  if (code !== 0) return undefined
+  return JSON.parse(stdout.join('\n')) as Record<string, unknown>
+}
+
+const tag = (name: string) => `[${name}]`.padEnd(9)
+
+/**
+ * The demo a first start prepares: the user and application (OAuth server) and a key (data
+ * API), recorded for `pnpm demo`; what was recorded before is kept.
+ */
+async function prepareDemo(
+  config: StackConfig,
+  run: (name: string, args: string[]) => Promise<Record<string, unknown> | undefined>,
+): Promise<DemoDetails> {
+  const details = readDemoDetails(config)
+  if (!details.oauth) {
+    const result = (await run('oauth', ['demo'])) as
+      | { user?: { username: string; password: string }; application?: { client_id: string; redirect_uri: string } }
+      | undefined
+    if (result?.user && result.application) {
+      details.oauth = {
+        ...result.user,
+        client_id: result.application.client_id,
+        redirect_uri: result.application.redirect_uri,
+      }
+    }
+  }
+  if (!details.energy) {
+    const result = (await run('energy', ['demo:key'])) as { key?: string } | undefined
+    if (result?.key) details.energy = { key: result.key }
+  }
+  if (details.oauth || details.energy) writeDemoDetails(config, details)
+  return details
 }
 
 runMain(async () => {
+  const { watch } = options()
   const config = loadStackConfig()
-  const watch = process.argv.includes('--watch')
   const databases: Array<ServiceDatabase<unknown>> = []
   const children = new Set<ServiceProcess>()
   let stopping = false
@@ -51,15 +144,27 @@ runMain(async () => {
 
   // both databases open and migrate at once: a cold embedded start costs seconds each
   const urls = new Map<string, string>()
-  await Promise.all(
-    services.map(async (descriptor) => {
-      const { database, result } = await openAndMigrate(descriptor, config)
-      databases.push(database)
-      const note = result.applied.length ? `applied ${result.applied.length} migration(s)` : 'schema up to date'
-      process.stdout.write(`[db]     ${descriptor.name}: ${database.description}, ${note}\n`)
-      urls.set(descriptor.name, database.url)
-    }),
+  const started = Date.now()
+  for (const descriptor of services) process.stdout.write(`[db]     ${opening(descriptor, config)}\n`)
+  const ticker = setInterval(
+    () =>
+      process.stdout.write(`[db]     still preparing the databases (${Math.round((Date.now() - started) / 1000)} s)\n`),
+    5000,
   )
+  try {
+    await Promise.all(
+      services.map(async (descriptor) => {
+        const { database, result } = await openAndMigrate(descriptor, config)
+        databases.push(database)
+        const note = result.applied.length ? `applied ${result.applied.length} migration(s)` : 'schema up to date'
+        const seconds = ((Date.now() - started) / 1000).toFixed(1)
+        process.stdout.write(`[db]     ${descriptor.name}: ${database.description}, ${note} (${seconds} s)\n`)
+        urls.set(descriptor.name, database.url)
+      }),
+    )
+  } finally {
+    clearInterval(ticker)
+  }
 
   const envOf = (name: string): Record<string, string | undefined> => ({
     [services.find((s) => s.name === name)!.databaseUrlEnv]: urls.get(name),
@@ -89,33 +194,23 @@ runMain(async () => {
     await stopAll(1)
   }
   if (stopping) return
-  const lines = services.map(
-    (d) => `  ${d.title.padEnd(16)} http://${config.HOST}:${serviceEndpoints(d, config).port}/docs`,
-  )
-  process.stdout.write(`\nReady. Press Ctrl-C to stop.\n${lines.join('\n')}\n\n`)
 
-  // Each service's `demo` command fills an empty database once and prints how to try it;
-  // the services already answer meanwhile.
-  await Promise.all(
-    services.map(async (descriptor) => {
-      const demo = spawnService(descriptor, {
-        entry: 'cli',
-        args: ['demo'],
-        env: {
-          ...envOf(descriptor.name),
-          HOST: config.HOST,
-          [descriptor.portEnv]: String(serviceEndpoints(descriptor, config).port),
-          MIGRATE_ON_START: 'false',
-        },
-        onLine: prefixed(descriptor.name),
-        maxOutput: 0,
-      })
-      children.add(demo)
-      const code = await demo.exited
-      children.delete(demo)
-      if (code !== 0 && !stopping) {
-        process.stderr.write(`[${descriptor.name}] demo data could not be prepared (exit ${code})\n`)
-      }
-    }),
-  )
+  // The demo user, application and key, then the one block to copy from; the demo data is
+  // seeded afterwards while the services already answer.
+  const cliEnv = (descriptor: ServiceDescriptor) => ({
+    ...envOf(descriptor.name),
+    HOST: config.HOST,
+    [descriptor.portEnv]: String(serviceEndpoints(descriptor, config).port),
+    MIGRATE_ON_START: 'false',
+  })
+  const byName = (name: string) => services.find((s) => s.name === name)!
+  const details = await prepareDemo(config, (name, args) => command(byName(name), args, cliEnv(byName(name)), children))
+  if (stopping) return
+  process.stdout.write(`\n${tryItBlock(config, details)}\nPress Ctrl-C to stop.\n\n`)
+
+  const energy = byName('energy')
+  const seeded = await command(energy, ['demo'], cliEnv(energy), children)
+  if (stopping) return
+  if (!seeded) process.stderr.write(`${tag('energy')}demo data could not be prepared\n`)
+  else if (seeded.demo === 'prepared') process.stdout.write(`${tag('energy')}demo data ready\n`)
 })
