@@ -9,8 +9,10 @@ import {
   commandFailed,
   openMigratedDatabase,
   parseFlags,
+  readSecret,
   requiredFlag,
   runCommandLine,
+  secretFlags,
   usageError,
 } from '@campus/shared'
 import type { Kysely } from 'kysely'
@@ -49,20 +51,23 @@ async function accounts<T>(work: Promise<T>): Promise<T> {
 
 const commands: Record<string, Command<Context>> = {
   'user:create': {
-    usage: 'user:create --username NAME --password PASSWORD [--email E] [--name N] [--admin] [--with-2fa]',
+    usage:
+      'user:create --username NAME [--password-stdin] [--email E] [--name N] [--admin] [--with-2fa]  (password: prompted, or piped with --password-stdin)',
     async run({ db, settings }, args) {
       const { values: v } = parseFlags(args, {
         username: { type: 'string' },
-        password: { type: 'string' },
+        ...secretFlags('password'),
         email: { type: 'string' },
         name: { type: 'string' },
         admin: { type: 'boolean' },
         'with-2fa': { type: 'boolean' },
       })
+      const username = requiredFlag(v.username, 'username')
+      const password = await readSecret(v, 'password')
       const { user, otpSecret } = await accounts(
         createUser(db, {
-          username: requiredFlag(v.username, 'username'),
-          password: requiredFlag(v.password, 'password'),
+          username,
+          password,
           email: v.email,
           name: v.name,
           admin: v.admin === true,

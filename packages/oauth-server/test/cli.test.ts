@@ -1,11 +1,12 @@
 /** `pnpm oauth ...`: the real command line on a real database, JSON on stdout. */
-import { spawnSync } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { createTestDatabase } from '@campus/shared/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { verifyPassword } from '../src/passwords.ts'
 import { PASSWORD, postForm, seed, startServer, type TestServer } from './helpers.ts'
 
 const CLI = fileURLToPath(new URL('../src/cli.ts', import.meta.url))
@@ -24,18 +25,32 @@ function oauth(...args: string[]): { status: number | null; json: Record<string,
   return oauthOn(server.database.url, ...args)
 }
 
+const NODE_ARGS = ['--experimental-strip-types', '--disable-warning=ExperimentalWarning', CLI]
+const cliEnv = (databaseUrl: string) => ({
+  ...process.env,
+  OAUTH_DATABASE_URL: databaseUrl,
+  LOG_LEVEL: 'silent',
+  MIGRATE_ON_START: '',
+})
+
 function oauthOn(
   databaseUrl: string,
   ...args: string[]
 ): { status: number | null; json: Record<string, unknown>; stderr: string } {
-  const result = spawnSync(
-    process.execPath,
-    ['--experimental-strip-types', '--disable-warning=ExperimentalWarning', CLI, ...args],
-    {
-      env: { ...process.env, OAUTH_DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent', MIGRATE_ON_START: '' },
-      encoding: 'utf8',
-    },
-  )
+  return oauthWithInput(databaseUrl, undefined, ...args)
+}
+
+/** The command with `input` on its standard input (a pipe, as `echo ... |` gives). */
+function oauthWithInput(
+  databaseUrl: string,
+  input: string | undefined,
+  ...args: string[]
+): { status: number | null; json: Record<string, unknown>; stderr: string } {
+  const result = spawnSync(process.execPath, [...NODE_ARGS, ...args], {
+    env: cliEnv(databaseUrl),
+    encoding: 'utf8',
+    ...(input === undefined ? {} : { input }),
+  })
   return { status: result.status, json: result.stdout ? JSON.parse(result.stdout) : {}, stderr: result.stderr }
 }
 
@@ -136,5 +151,69 @@ describe('pnpm oauth: the shared command-line shape', () => {
     } finally {
       await empty.close()
     }
+  })
+})
+
+const storedHash = async (username: string) =>
+  (await server.db.selectFrom('users').select('password_hash').where('username', '=', username).executeTakeFirst())
+    ?.password_hash
+
+describe('pnpm oauth user:create: the password stays out of echoes and shell history', () => {
+  it('reads it from standard input with --password-stdin (one final newline dropped)', async () => {
+    const created = oauthWithInput(
+      server.database.url,
+      'piped password 1\n',
+      'user:create',
+      '--username',
+      'piper',
+      '--password-stdin',
+    )
+    expect(created.stderr).toBe('')
+    expect(created.status).toBe(0)
+    expect(created.json.username).toBe('piper')
+    expect(JSON.stringify(created.json)).not.toContain('piped password')
+    expect(await verifyPassword(await storedHash('piper'), 'piped password 1')).toBe(true)
+
+    const empty = oauthWithInput(server.database.url, '', 'user:create', '--username', 'nobody', '--password-stdin')
+    expect(empty.status).toBe(2)
+    expect(empty.stderr).toContain('standard input held no password')
+  })
+
+  it('without a terminal or --password-stdin, says how to give it (exit 2)', () => {
+    const result = oauthWithInput(server.database.url, '', 'user:create', '--username', 'quiet')
+    expect(result.status).toBe(2)
+    expect(result.stderr).toContain('type it at the prompt (in a terminal) or pipe it with --password-stdin')
+  })
+
+  it('prompts twice in a terminal without echoing what is typed', async () => {
+    // `script` gives the command a pseudo-terminal, as an operator's shell would
+    const command = [process.execPath, ...NODE_ARGS, 'user:create', '--username', 'typist']
+      .map((a) => `'${a}'`)
+      .join(' ')
+    const child = spawn('script', ['-qec', command, '/dev/null'], { env: cliEnv(server.database.url) })
+    let output = ''
+    const answered = new Set<string>()
+    child.stdout.on('data', (chunk: Buffer) => {
+      output += chunk.toString()
+      for (const prompt of ['Password: ', 'Password again: ']) {
+        if (output.includes(prompt) && !answered.has(prompt)) {
+          answered.add(prompt)
+          child.stdin.write('typed secret 42\r')
+        }
+      }
+    })
+    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve))
+    child.stdin.end()
+    expect(answered.size, output).toBe(2)
+    expect(code, output).toBe(0)
+    expect(output).not.toContain('typed secret')
+    expect(output).toContain('"username": "typist"')
+    expect(await verifyPassword(await storedHash('typist'), 'typed secret 42')).toBe(true)
+  })
+
+  it('still takes --password (discouraged: shell history and ps see it)', async () => {
+    const result = oauth('user:create', '--username', 'flagged', '--password', 'flag password 1')
+    expect(result.status).toBe(0)
+    expect(await verifyPassword(await storedHash('flagged'), 'flag password 1')).toBe(true)
   })
 })

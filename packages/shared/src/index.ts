@@ -9,6 +9,7 @@ export {
   runCommandLine,
   usageError,
 } from './cli/commands.ts'
+export { readSecret, secretFlags } from './cli/secret.ts'
 export {
   AddressList,
   CommonConfig,

@@ -1,0 +1,131 @@
+/**
+ * `pnpm start` as a newcomer sees it, as a real process: a line per database while it opens, one
+ * plain "Try it" block once both services answer (with a key that works at once), `pnpm demo`
+ * showing the same block again, `--help`, and Ctrl-C stopping everything.
+ */
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
+import { mkdtempSync, statSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { energyService } from '@campus/energy-data/service'
+import { oauthService } from '@campus/oauth-server/service'
+import { freePort } from '@campus/shared'
+import { createTestDatabase, type TestDatabase } from '@campus/shared/testing'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+
+const src = (file: string) => fileURLToPath(new URL(`../src/${file}`, import.meta.url))
+const NODE = [process.execPath, '--disable-warning=ExperimentalWarning']
+
+const databases: Array<TestDatabase<unknown>> = []
+let env: Record<string, string | undefined>
+
+beforeAll(async () => {
+  for (const service of [oauthService, energyService]) {
+    databases.push(await createTestDatabase<unknown>(`start${service.name}`, service.migrationsDir))
+  }
+  env = {
+    ...process.env,
+    OAUTH_DATABASE_URL: databases[0]!.url,
+    ENERGY_DATABASE_URL: databases[1]!.url,
+    OAUTH_PORT: String(await freePort()),
+    ENERGY_PORT: String(await freePort()),
+    DATA_DIR: mkdtempSync(join(tmpdir(), 'stack-start-')),
+    HOST: '127.0.0.1',
+  }
+})
+afterAll(async () => {
+  for (const database of databases) await database.close()
+})
+
+/** Output of a running process until `pattern` appears in it. */
+function waitFor(child: ChildProcess, output: () => string, pattern: RegExp): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const check = () => {
+      const match = pattern.exec(output())
+      if (match) {
+        child.stdout?.off('data', check)
+        resolve(match[0])
+      }
+    }
+    child.stdout?.on('data', check)
+    child.once('exit', (code) => reject(new Error(`exited (${code}) before ${pattern}:\n${output()}`)))
+    check()
+  })
+}
+
+describe('pnpm start', () => {
+  it('--help prints the usage and starts nothing; an unknown flag is a usage mistake', () => {
+    const help = spawnSync(NODE[0]!, [...NODE.slice(1), src('start.ts'), '--help'], { env, encoding: 'utf8' })
+    expect(help.status).toBe(0)
+    expect(help.stdout).toContain('usage: pnpm start [--watch]')
+    expect(help.stdout).not.toContain('[db]')
+    const wrong = spawnSync(NODE[0]!, [...NODE.slice(1), src('start.ts'), '--wacth'], { env, encoding: 'utf8' })
+    expect(wrong.status).toBe(2)
+    expect(wrong.stderr).toContain("Unknown option '--wacth'")
+  })
+
+  it('says what each database is doing, then prints one plain Try it block that works at once', async () => {
+    const child = spawn(NODE[0]!, [...NODE.slice(1), src('start.ts')], { env, stdio: ['ignore', 'pipe', 'pipe'] })
+    let output = ''
+    child.stdout.on('data', (chunk: Buffer) => {
+      output += chunk.toString()
+    })
+    child.stderr.on('data', (chunk: Buffer) => {
+      output += chunk.toString()
+    })
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve))
+    try {
+      const block = await waitFor(child, () => output, /\nTry it:\n(?: {2}.*\n)+Shown again by: .*\n/)
+      expect(output).toContain('[db]     oauth: connecting to its PostgreSQL server')
+      expect(output).toContain('[db]     energy: connecting to its PostgreSQL server')
+      const lines = block.trim().split('\n')
+      // nothing to strip before copying: no [service] prefixes in the block
+      for (const line of lines) expect(line).not.toMatch(/^\[/)
+      const oauth = `http://127.0.0.1:${env.OAUTH_PORT}`
+      const energy = `http://127.0.0.1:${env.ENERGY_PORT}`
+      const password = /sign_in {3}as demo \/ (\S+)/.exec(block)?.[1]
+      expect(password).toBeTruthy()
+      for (const url of [`${oauth}/users/sign_in`, `${oauth}/profile/applications`, `${energy}/dashboard`]) {
+        expect(block).toContain(url)
+      }
+      expect(block).toContain(`${oauth}/docs`)
+      expect(block).toContain(`${energy}/docs`)
+      const key = /API key +(edk_\S+)/.exec(block)?.[1]
+      expect(key).toBeTruthy()
+      // the key works while the demo data is still being seeded
+      const meters = await fetch(`${energy}/metadata/meters/`, { headers: { 'x-api-key': key! } })
+      expect(meters.status).toBe(200)
+      // the demo user, password and client work together
+      const clientId = /Demo client +(\S+)/.exec(block)?.[1]
+      const token = await fetch(`${oauth}/oauth/token`, {
+        method: 'POST',
+        body: new URLSearchParams({
+          grant_type: 'password',
+          username: 'demo',
+          password: password!,
+          client_id: clientId!,
+        }),
+      })
+      const { access_token } = (await token.json()) as { access_token: string }
+      const user = await fetch(`${oauth}/api/v4/user`, { headers: { authorization: `Bearer ${access_token}` } })
+      expect(((await user.json()) as { username: string }).username).toBe('demo')
+
+      // pnpm demo shows the same block again, from a file only its owner reads
+      const again = spawnSync(NODE[0]!, [...NODE.slice(1), src('demo.ts')], { env, encoding: 'utf8' })
+      expect(again.status).toBe(0)
+      expect(again.stdout.trim()).toBe(block.trim())
+      expect(statSync(join(env.DATA_DIR!, 'demo.json')).mode & 0o777).toBe(0o600)
+    } finally {
+      child.kill('SIGINT')
+    }
+    expect(await exited).toBe(0)
+  })
+
+  it('pnpm demo before any start says how to get the details', () => {
+    const empty = { ...env, DATA_DIR: mkdtempSync(join(tmpdir(), 'stack-nodemo-')) }
+    const result = spawnSync(NODE[0]!, [...NODE.slice(1), src('demo.ts')], { env: empty, encoding: 'utf8' })
+    expect(result.status).toBe(1)
+    expect(result.stderr).toContain('npm start (or pnpm start) prepares them on its first start')
+  })
+})
