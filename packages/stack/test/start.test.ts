@@ -4,7 +4,7 @@
  * showing the same block again, `--help`, and Ctrl-C stopping everything.
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
-import { mkdtempSync, statSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -122,6 +122,23 @@ describe('pnpm start', () => {
     expect(await exited).toBe(0)
   })
 
+  it('pnpm dev: its services and their watchers stop when the stack is gone, even killed outright', async () => {
+    const child = spawn(NODE[0]!, [...NODE.slice(1), src('start.ts'), '--watch'], {
+      env: { ...env, OAUTH_PORT: String(await freePort()), ENERGY_PORT: String(await freePort()) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    let output = ''
+    child.stdout.on('data', (chunk: Buffer) => {
+      output += chunk.toString()
+    })
+    await waitFor(child, () => output, /Try it:/)
+    const family = descendants(child.pid!)
+    // two watchers and the two services they run, at least
+    expect(family.length).toBeGreaterThanOrEqual(4)
+    child.kill('SIGKILL')
+    while (family.some(alive)) await new Promise((resolve) => setTimeout(resolve, 200))
+  })
+
   it('pnpm demo before any start says how to get the details', () => {
     const empty = { ...env, DATA_DIR: mkdtempSync(join(tmpdir(), 'stack-nodemo-')) }
     const result = spawnSync(NODE[0]!, [...NODE.slice(1), src('demo.ts')], { env: empty, encoding: 'utf8' })
@@ -129,3 +146,38 @@ describe('pnpm start', () => {
     expect(result.stderr).toContain('npm start (or pnpm start) prepares them on its first start')
   })
 })
+
+/** Every process below `pid`, from /proc (Linux). */
+function descendants(pid: number): number[] {
+  const parents = new Map<number, number>()
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      // "pid (comm) state ppid ...": the name may hold spaces, the rest follows the last ')'
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8')
+      parents.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]))
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const found: number[] = []
+  const visit = (parent: number) => {
+    for (const [child, ppid] of parents) {
+      if (ppid === parent) {
+        found.push(child)
+        visit(child)
+      }
+    }
+  }
+  visit(pid)
+  return found
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}

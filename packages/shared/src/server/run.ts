@@ -33,4 +33,25 @@ export async function listenUntilSignalled(
   process.once('SIGTERM', stop)
   process.once('SIGINT', stop)
   await app.listen({ port: options.port, host: options.host })
+  stopWithSupervisor(app)
+}
+
+/**
+ * A service launched by a supervisor (the stack, a test: `SUPERVISOR_PID`, set by the launcher)
+ * stops when that process is gone, even killed outright; under `--watch` (`SUPERVISOR_WATCH`)
+ * it stops its watcher, which stops it in turn and exits, instead of waiting for file changes.
+ */
+function stopWithSupervisor(app: FastifyInstance): void {
+  const supervisor = Number(process.env.SUPERVISOR_PID)
+  if (!Number.isInteger(supervisor) || supervisor <= 0) return
+  const check = setInterval(() => {
+    try {
+      process.kill(supervisor, 0)
+    } catch {
+      clearInterval(check)
+      app.log.warn({ supervisor }, 'the process that launched this service is gone; stopping')
+      process.kill(process.env.SUPERVISOR_WATCH ? process.ppid : process.pid, 'SIGTERM')
+    }
+  }, 1000)
+  check.unref()
 }

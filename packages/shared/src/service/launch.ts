@@ -47,10 +47,12 @@ export function spawnService(descriptor: ServiceDescriptor, options: SpawnOption
   const entry = options.entry === 'cli' ? descriptor.cliEntry : descriptor.serverEntry
   const nodeOptions = options.nodeOptions ?? (options.entry === 'cli' ? [] : descriptor.nodeOptions)
   const base = options.inheritEnv === false ? { PATH: process.env.PATH, HOME: process.env.HOME } : process.env
+  // a server stops when this process is gone (listenUntilSignalled), its watcher included
+  const supervisor = { SUPERVISOR_PID: String(process.pid), SUPERVISOR_WATCH: options.watch ? '1' : undefined }
   const child = spawn(
     process.execPath,
     [...nodeOptions, ...TYPESCRIPT, ...(options.watch ? ['--watch'] : []), entry, ...(options.args ?? [])],
-    { env: { ...base, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] },
+    { env: { ...base, ...supervisor, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] },
   )
   const maxOutput = options.maxOutput ?? 64 * 1024 * 1024
   let output = ''
