@@ -179,7 +179,7 @@ const commands: Record<string, Command<Context>> = {
       const redirectUri = 'http://127.0.0.1:8765/callback'
       if ((await countUsers(db)) > 0 || (await countApplications(db)) > 0) {
         return {
-          demo: 'already prepared (the demo password and client were printed on the first start)',
+          demo: 'already prepared (pnpm demo shows the demo password and client again)',
           try: 'pnpm oauth user:create / app:create make new ones',
         }
       }
