@@ -22,7 +22,7 @@ import {
 import { openAndMigrate } from './databases.ts'
 import { prettyLine } from './pretty.ts'
 import { loadStackConfig, type StackConfig, services } from './services.ts'
-import { type DemoDetails, readDemoDetails, tryItBlock, writeDemoDetails } from './try-it.ts'
+import { type DemoDetails, readDemoDetails, serviceUrls, tryItBlock, writeDemoDetails } from './try-it.ts'
 
 const USAGE = `usage: pnpm start [--watch]     (npm start; pnpm dev is pnpm start --watch)
 
@@ -92,29 +92,31 @@ async function command(
 const tag = (name: string) => `[${name}]`.padEnd(9)
 
 /**
- * The demo a first start prepares: the user and application (OAuth server) and a key (data
- * API), recorded for `pnpm demo`; what was recorded before is kept.
+ * The demo, recorded for `pnpm demo`: the user and application the OAuth server's `demo` makes on
+ * an empty database (a database emptied since gets new ones), and a data API key, made again
+ * when the recorded one no longer works.
  */
 async function prepareDemo(
   config: StackConfig,
   run: (name: string, args: string[]) => Promise<Record<string, unknown> | undefined>,
 ): Promise<DemoDetails> {
   const details = readDemoDetails(config)
-  if (!details.oauth) {
-    const result = (await run('oauth', ['demo'])) as
-      | { user?: { username: string; password: string }; application?: { client_id: string; redirect_uri: string } }
-      | undefined
-    if (result?.user && result.application) {
-      details.oauth = {
-        ...result.user,
-        client_id: result.application.client_id,
-        redirect_uri: result.application.redirect_uri,
-      }
+  const oauth = (await run('oauth', ['demo'])) as
+    | { user?: { username: string; password: string }; application?: { client_id: string; redirect_uri: string } }
+    | undefined
+  if (oauth?.user && oauth.application) {
+    details.oauth = {
+      ...oauth.user,
+      client_id: oauth.application.client_id,
+      redirect_uri: oauth.application.redirect_uri,
     }
   }
-  if (!details.energy) {
+  const works = async (key: string) =>
+    (await fetch(`${serviceUrls(config).energy}/metadata/meters/`, { headers: { 'x-api-key': key } })).status === 200
+  if (!details.energy || !(await works(details.energy.key))) {
     const result = (await run('energy', ['demo:key'])) as { key?: string } | undefined
     if (result?.key) details.energy = { key: result.key }
+    else delete details.energy
   }
   if (details.oauth || details.energy) writeDemoDetails(config, details)
   return details

@@ -38,6 +38,25 @@ afterAll(async () => {
   for (const database of databases) await database.close()
 })
 
+const TRY_IT = /\nTry it:\n(?: {2}.*\n)+Shown again by: .*\n/
+
+/** `pnpm start` as a process; `output()` is everything it wrote so far. */
+function startStack(extra: string[] = []) {
+  const child = spawn(NODE[0]!, [...NODE.slice(1), src('start.ts'), ...extra], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let text = ''
+  child.stdout.on('data', (chunk: Buffer) => {
+    text += chunk.toString()
+  })
+  child.stderr.on('data', (chunk: Buffer) => {
+    text += chunk.toString()
+  })
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve))
+  return { child, output: () => text, exited }
+}
+
 /** Output of a running process until `pattern` appears in it. */
 function waitFor(child: ChildProcess, output: () => string, pattern: RegExp): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -65,20 +84,13 @@ describe('pnpm start', () => {
     expect(wrong.stderr).toContain("Unknown option '--wacth'")
   })
 
-  it('says what each database is doing, then prints one plain Try it block that works at once', async () => {
-    const child = spawn(NODE[0]!, [...NODE.slice(1), src('start.ts')], { env, stdio: ['ignore', 'pipe', 'pipe'] })
-    let output = ''
-    child.stdout.on('data', (chunk: Buffer) => {
-      output += chunk.toString()
-    })
-    child.stderr.on('data', (chunk: Buffer) => {
-      output += chunk.toString()
-    })
-    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve))
+  it('says what each database is doing, then prints one plain Try it block that works at once, and again on the next start', async () => {
+    const { child, output, exited } = startStack()
+    let block = ''
     try {
-      const block = await waitFor(child, () => output, /\nTry it:\n(?: {2}.*\n)+Shown again by: .*\n/)
-      expect(output).toContain('[db]     oauth: connecting to its PostgreSQL server')
-      expect(output).toContain('[db]     energy: connecting to its PostgreSQL server')
+      block = await waitFor(child, output, TRY_IT)
+      expect(output()).toContain('[db]     oauth: connecting to its PostgreSQL server')
+      expect(output()).toContain('[db]     energy: connecting to its PostgreSQL server')
       const lines = block.trim().split('\n')
       // nothing to strip before copying: no [service] prefixes in the block
       for (const line of lines) expect(line).not.toMatch(/^\[/)
@@ -120,22 +132,15 @@ describe('pnpm start', () => {
       child.kill('SIGINT')
     }
     expect(await exited).toBe(0)
-  })
 
-  it('pnpm dev: its services and their watchers stop when the stack is gone, even killed outright', async () => {
-    const child = spawn(NODE[0]!, [...NODE.slice(1), src('start.ts'), '--watch'], {
-      env: { ...env, OAUTH_PORT: String(await freePort()), ENERGY_PORT: String(await freePort()) },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    })
-    let output = ''
-    child.stdout.on('data', (chunk: Buffer) => {
-      output += chunk.toString()
-    })
-    await waitFor(child, () => output, /Try it:/)
-    const family = descendants(child.pid!)
+    // The next start (pnpm dev this time) shows the same details. Its services and their
+    // watchers stop when the stack is gone, even killed outright.
+    const again = startStack(['--watch'])
+    expect(await waitFor(again.child, again.output, TRY_IT)).toBe(block)
+    const family = descendants(again.child.pid!)
     // two watchers and the two services they run, at least
     expect(family.length).toBeGreaterThanOrEqual(4)
-    child.kill('SIGKILL')
+    again.child.kill('SIGKILL')
     while (family.some(alive)) await new Promise((resolve) => setTimeout(resolve, 200))
   })
 
