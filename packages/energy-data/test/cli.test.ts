@@ -64,14 +64,17 @@ describe('key commands (real processes)', () => {
   })
 
   it('refuses bad arguments with exit code 2 and a usage line', async () => {
-    for (const args of [
+    const cases = [
       ['key:create'],
       ['key:create', '--name', 'x', '--endpoint', 'data'],
       ['key:create', '--name', 'x', '--expires', 'tomorrow'],
       ['key:create', '--name', 'x', '--bogus'],
       ['nope'],
-    ]) {
-      const result = await cli(args)
+    ]
+    // the processes at once: none of them changes anything
+    const results = await Promise.all(cases.map((args) => cli(args)))
+    for (const [k, result] of results.entries()) {
+      const args = cases[k]!
       expect(result.code, args.join(' ')).toBe(2)
       expect(result.stderr).toContain('usage: pnpm energy')
       expect(result.stdout).toBe('')
@@ -83,7 +86,7 @@ describe('every command checks the migrations first', () => {
   it('refuses a database with pending migrations, saying how to apply them, and changes nothing', async () => {
     const empty = await createTestDatabase<unknown>('energycli', mkdtempSync(join(tmpdir(), 'no-migrations-')))
     try {
-      for (const args of [
+      const cases = [
         ['key:create', '--name', 'x'],
         ['key:list'],
         ['key:revoke', '--id', '1'],
@@ -91,8 +94,10 @@ describe('every command checks the migrations first', () => {
         ['import', join(dir, 'missing.csv')],
         ['demo', '--days', '1'],
         ['demo:key'],
-      ]) {
-        const result = await cli(args, empty.url)
+      ]
+      const results = await Promise.all(cases.map((args) => cli(args, empty.url)))
+      for (const [k, result] of results.entries()) {
+        const args = cases[k]!
         expect(result.code, args.join(' ')).toBe(1)
         expect(result.stderr).toContain('migration(s) pending')
         expect(result.stderr).toContain('pnpm db:migrate')
