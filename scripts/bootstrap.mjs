@@ -150,8 +150,9 @@ if (!command) {
 }
 const program = command === 'node' ? node : (which(command, env.PATH) ?? command)
 const child = spawn(program, args, { cwd: process.cwd(), env, stdio: 'inherit' })
-// Ctrl-C reaches the whole process group, the child included; a signal sent to this process
-// alone (a supervisor's SIGTERM) is passed on. The child decides when it is done.
+// Every signal is passed on, so one sent to this process alone (a supervisor's SIGTERM) reaches
+// the command; Ctrl-C reaches the whole process group, so the command sees that one twice (the
+// stack ignores the repeat). The command decides when it is done; this process follows it.
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
   process.on(signal, () => {
     if (child.exitCode === null && child.signalCode === null) child.kill(signal)
