@@ -44,8 +44,9 @@ async function readAll(): Promise<string> {
 /** A line typed at the terminal, not echoed (Backspace edits, Ctrl-C or Ctrl-D cancels). */
 function promptHidden(question: string): Promise<string> {
   const input = process.stdin
-  process.stderr.write(question)
+  // echo off before the question shows: what is typed as soon as it appears is not echoed either
   input.setRawMode(true)
+  process.stderr.write(question)
   input.setEncoding('utf8')
   input.resume()
   return new Promise((resolve, reject) => {
