@@ -4,6 +4,7 @@
  * the change mechanism, so running instances forget what they cached.
  */
 import { randomBytes } from 'node:crypto'
+import { readFileSync } from 'node:fs'
 import {
   type Command,
   commandFailed,
@@ -21,12 +22,14 @@ import type { Application, OAuthDB } from './db/schema.ts'
 import { GRANT_TYPES, ropcEnabled, withRopc } from './domain/grant-types.ts'
 import { s256 } from './domain/pkce.ts'
 import { parseScope } from './domain/scopes.ts'
+import { digest } from './domain/secrets.ts'
 import { otpauthUri } from './domain/totp.ts'
 import {
   countApplications,
   findApplicationByUid,
   setApplicationGrantTypes,
   setApplicationTrusted,
+  upsertResourceServer,
 } from './repositories/applications.ts'
 import { countUsers } from './repositories/users.ts'
 import { oauthService } from './service.ts'
@@ -141,6 +144,32 @@ const commands: Record<string, Command<Context>> = {
     },
   },
 
+  'resource-server:register': {
+    usage: 'resource-server:register --client-id ID --name NAME --secret-file FILE',
+    async run({ changes }, args) {
+      const { values: v } = parseFlags(args, {
+        'client-id': { type: 'string' },
+        name: { type: 'string' },
+        'secret-file': { type: 'string' },
+      })
+      const uid = requiredFlag(v['client-id'], 'client-id')
+      const name = requiredFlag(v.name, 'name')
+      const file = requiredFlag(v['secret-file'], 'secret-file')
+      // the secret travels in a file (as container secrets do), never on a command line others can read
+      let secret: string
+      try {
+        secret = readFileSync(file, 'utf8').trim()
+      } catch (error) {
+        throw commandFailed(`cannot read the secret file ${file}: ${(error as Error).message}`)
+      }
+      if (secret.length < 32) throw usageError('the secret must be at least 32 characters')
+      const application = await changes.commit((trx) =>
+        upsertResourceServer(trx, { uid, name, secretDigest: digest(secret) }),
+      )
+      return { ...applicationSummary(application), resource_server: application.resource_server }
+    },
+  },
+
   'pat:create': {
     usage: 'pat:create --username NAME --name TOKEN_NAME --scopes "api" [--expires YYYY-MM-DD]',
     async run({ db }, args) {
@@ -188,7 +217,7 @@ const commands: Record<string, Command<Context>> = {
       const { application } = await createApplication(db, {
         name: 'Demo application',
         redirectUris: [redirectUri],
-        scopes: ['api', 'read_api', 'read_user'],
+        scopes: ['api', 'read_api', 'read_user', 'read_energy'],
         confidential: false,
       })
       // a fixed verifier for the walkthrough only; real clients make a new one per request
@@ -198,7 +227,7 @@ const commands: Record<string, Command<Context>> = {
         client_id: application.uid,
         redirect_uri: redirectUri,
         response_type: 'code',
-        scope: 'read_user',
+        scope: 'read_user read_energy',
         state: 'demo-state',
         code_challenge: s256(verifier),
         code_challenge_method: 'S256',
@@ -212,6 +241,7 @@ const commands: Record<string, Command<Context>> = {
           `2. Sign in as demo / ${password} and approve; the browser lands on ${redirectUri}?code=...&state=demo-state&iss=... (nothing listens there: copy the code from the address bar).`,
           `3. curl -s ${issuer}/oauth/token -d grant_type=authorization_code -d client_id=${application.uid} -d redirect_uri=${redirectUri} -d code_verifier=${verifier} -d code=CODE`,
           `4. curl -s -H "Authorization: Bearer ACCESS_TOKEN" ${issuer}/api/v4/user`,
+          '5. The same token reads the energy data API of the stack: curl -s -H "Authorization: Bearer ACCESS_TOKEN" http://ENERGY_HOST:ENERGY_PORT/data/pv',
         ],
         pages: `${issuer}/profile/applications (register applications, see and revoke authorizations), /profile/personal_access_tokens, /profile/two_factor_auth`,
       }

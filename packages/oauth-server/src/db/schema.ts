@@ -46,6 +46,8 @@ export interface ApplicationsTable {
   scopes: string[]
   confidential: boolean
   trusted: Defaulted<boolean>
+  /** introspects the access tokens of every client (an instance-wide confidential application only) */
+  resource_server: Defaulted<boolean>
   grant_types: Defaulted<string[]>
   owner_id: number | null
   created_at: Generated<Date>
