@@ -19,7 +19,7 @@ import { AccountError, createApplication, createPersonalAccessToken, createUser 
 import { type Changes, changeMechanism } from './changes/commit.ts'
 import { loadOAuthConfig, type OAuthSettings, settingsFromConfig } from './config.ts'
 import type { Application, OAuthDB } from './db/schema.ts'
-import { GRANT_TYPES, ropcEnabled, withRopc } from './domain/grant-types.ts'
+import { DEFAULT_GRANT_TYPES, grantEnabled, ropcEnabled, withGrant, withRopc } from './domain/grant-types.ts'
 import { s256 } from './domain/pkce.ts'
 import { parseScope } from './domain/scopes.ts'
 import { digest } from './domain/secrets.ts'
@@ -89,7 +89,7 @@ const commands: Record<string, Command<Context>> = {
 
   'app:create': {
     usage:
-      'app:create --name NAME --redirect-uri URI... --scopes "api read_user" [--public] [--trusted] [--grants LIST] [--no-ropc]',
+      'app:create --name NAME --redirect-uri URI... --scopes "api read_user" [--public] [--trusted] [--grants LIST] [--no-ropc] [--client-credentials]',
     async run({ db }, args) {
       const { values: v } = parseFlags(args, {
         name: { type: 'string' },
@@ -99,8 +99,13 @@ const commands: Record<string, Command<Context>> = {
         trusted: { type: 'boolean' },
         grants: { type: 'string' },
         ropc: { type: 'boolean' },
+        'client-credentials': { type: 'boolean' },
       })
-      const grants = typeof v.grants === 'string' ? v.grants.split(/[ ,]+/).filter(Boolean) : undefined
+      let grants = typeof v.grants === 'string' ? v.grants.split(/[ ,]+/).filter(Boolean) : undefined
+      if (typeof v.ropc === 'boolean') grants = withRopc(grants ?? DEFAULT_GRANT_TYPES, v.ropc)
+      if (typeof v['client-credentials'] === 'boolean') {
+        grants = withGrant(grants ?? DEFAULT_GRANT_TYPES, 'client_credentials', v['client-credentials'])
+      }
       const { application, secret } = await accounts(
         createApplication(db, {
           name: requiredFlag(v.name, 'name'),
@@ -108,7 +113,7 @@ const commands: Record<string, Command<Context>> = {
           scopes: parseScope(requiredFlag(v.scopes, 'scopes')),
           confidential: v.public !== true,
           trusted: v.trusted === true,
-          grantTypes: typeof v.ropc === 'boolean' ? withRopc(grants ?? GRANT_TYPES, v.ropc) : grants,
+          grantTypes: grants,
         }),
       )
       return {
@@ -120,16 +125,21 @@ const commands: Record<string, Command<Context>> = {
   },
 
   'app:update': {
-    usage: 'app:update --client-id ID [--ropc | --no-ropc] [--trusted | --no-trusted]',
+    usage:
+      'app:update --client-id ID [--ropc | --no-ropc] [--client-credentials | --no-client-credentials] [--trusted | --no-trusted]',
     async run({ changes }, args) {
       const { values: v } = parseFlags(args, {
         'client-id': { type: 'string' },
         ropc: { type: 'boolean' },
+        'client-credentials': { type: 'boolean' },
         trusted: { type: 'boolean' },
       })
       const uid = requiredFlag(v['client-id'], 'client-id')
-      if (typeof v.ropc !== 'boolean' && typeof v.trusted !== 'boolean') {
-        throw usageError('nothing to change: give --ropc / --no-ropc and/or --trusted / --no-trusted')
+      const clientCredentials = v['client-credentials']
+      if (typeof v.ropc !== 'boolean' && typeof v.trusted !== 'boolean' && typeof clientCredentials !== 'boolean') {
+        throw usageError(
+          'nothing to change: give --ropc / --no-ropc, --client-credentials / --no-client-credentials and/or --trusted / --no-trusted',
+        )
       }
       const application = await changes.commit(async (trx) => {
         const found = await findApplicationByUid(trx, uid)
@@ -137,7 +147,15 @@ const commands: Record<string, Command<Context>> = {
         if (typeof v.trusted === 'boolean' && (await setApplicationTrusted(trx, found.id, v.trusted)) === 'owned') {
           throw commandFailed('only instance-wide applications can be trusted: a user owns this one')
         }
-        if (typeof v.ropc === 'boolean') await setApplicationGrantTypes(trx, uid, withRopc(found.grant_types, v.ropc))
+        let grants = found.grant_types
+        if (typeof v.ropc === 'boolean') grants = withRopc(grants, v.ropc)
+        if (typeof clientCredentials === 'boolean') {
+          if (clientCredentials && !found.confidential) {
+            throw commandFailed('client credentials are for confidential applications only (RFC 6749 4.4)')
+          }
+          grants = withGrant(grants, 'client_credentials', clientCredentials)
+        }
+        await setApplicationGrantTypes(trx, uid, grants)
         return (await findApplicationByUid(trx, uid)) as Application
       })
       return applicationSummary(application)
@@ -260,6 +278,7 @@ function applicationSummary(application: Application) {
     trusted: application.trusted,
     grant_types: application.grant_types,
     ropc_enabled: ropcEnabled(application),
+    client_credentials_enabled: grantEnabled(application, 'client_credentials'),
   }
 }
 

@@ -37,6 +37,7 @@ let dir: string
 const logs: string[] = []
 const issued: string[] = []
 let client: { id: string; secret: string }
+let exporter: { id: string; secret: string }
 let aliceId: number
 
 function startOAuth(port?: number): Promise<RunningService> {
@@ -65,6 +66,13 @@ beforeAll(async () => {
     scopes: ['read_energy', 'read_user'],
   })
   client = { id: app.application.uid, secret: app.secret as string }
+  const machine = await createApplication(oauthDb.db, {
+    name: 'Nightly export',
+    redirectUris: ['https://export.example/cb'],
+    scopes: ['read_energy'],
+    grantTypes: ['client_credentials'],
+  })
+  exporter = { id: machine.application.uid, secret: machine.secret as string }
 
   // the resource server, registered as `pnpm start` and docker compose do it
   const secret = randomBytes(32).toString('base64url')
@@ -228,6 +236,23 @@ onPostgresServer('bearer tokens of the OAuth server at the data API (RFC 6750, R
     expect(refused.headers.get('retry-after')).toBe('5')
     oauthServer = await startOAuth(port)
     expect((await read(PV_DAY, bearer(unseen))).status).toBe(200)
+  })
+
+  it('a client credentials token (RFC 6749 4.4) of oauth4webapi reads /data/pv and is revoked by its client', async () => {
+    const issuer = new URL(oauthServer.url)
+    const options = { [oauth.allowInsecureRequests]: true }
+    const as = await oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, options))
+    const c: oauth.Client = { client_id: exporter.id }
+    const auth = oauth.ClientSecretBasic(exporter.secret)
+    const response = await oauth.clientCredentialsGrantRequest(as, c, auth, new URLSearchParams(), options)
+    const result = await oauth.processClientCredentialsResponse(as, c, response)
+    expect(result.scope).toBe('read_energy')
+    issued.push(result.access_token)
+    expect((await read(PV_DAY, bearer(result.access_token))).status).toBe(200)
+    const revoked = await oauth.revocationRequest(as, c, auth, result.access_token, options)
+    await oauth.processRevocationResponse(revoked)
+    await sleep(BOUND * 1000 + 200)
+    expect((await read(PV_DAY, bearer(result.access_token))).status).toBe(401)
   })
 
   it("no token reaches either service's log", async () => {

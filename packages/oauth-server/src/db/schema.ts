@@ -75,7 +75,8 @@ export interface AccessTokensTable {
   id: Generated<number>
   digest: Buffer
   application_id: number | null
-  user_id: number
+  /** null for a token of the application itself (client credentials) */
+  user_id: number | null
   scopes: string[]
   grant_id: string
   created_at: Generated<Date>

@@ -129,16 +129,16 @@ export const revokeIntrospectRoutes = routePlugin('oauth-revoke-introspect-route
         // a resource server asks about the tokens of every client; any other client about its own
         if (access.status !== 'active') return { active: false }
         const { row } = access
-        if (!(client.resource_server || row.application_id === client.id) || row.user.locked) return { active: false }
+        if (!(client.resource_server || row.application_id === client.id) || row.user?.locked) return { active: false }
         return {
           active: true,
           scope: formatScope(row.scopes),
           ...(row.application_uid === null ? {} : { client_id: row.application_uid }),
-          username: row.user.username,
+          // a token of the application itself (client credentials) has no user
+          ...(row.user ? { username: row.user.username, sub: String(row.user.id) } : {}),
           token_type: 'Bearer',
           exp: Math.floor(row.expires_at.getTime() / 1000),
           iat: Math.floor(row.token_created_at.getTime() / 1000),
-          sub: String(row.user.id),
           iss,
         }
       }
