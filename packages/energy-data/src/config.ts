@@ -41,6 +41,13 @@ const EnergyConfigSchema = Type.Object({
         'Issuer of the OAuth server whose access tokens the API accepts as `Authorization: Bearer`; unset = API keys only',
     }),
   ),
+  ENERGY_OAUTH_URL: Type.Optional(
+    Type.String({
+      pattern: '^https?://',
+      description:
+        'Where this service reaches the OAuth server when that is not the issuer URL (a container network); default: the issuer',
+    }),
+  ),
   ENERGY_OAUTH_CLIENT_ID: Type.String({
     default: 'energy-data',
     minLength: 1,
@@ -119,6 +126,7 @@ function oauthSettings(config: EnergyConfig): IntrospectionSettings | undefined 
     throw new ConfigError('Invalid configuration: ENERGY_OAUTH_CLIENT_SECRET is required with ENERGY_OAUTH_ISSUER')
   return {
     issuer: issuer.replace(/\/+$/, ''),
+    ...(config.ENERGY_OAUTH_URL ? { reachAt: config.ENERGY_OAUTH_URL.replace(/\/+$/, '') } : {}),
     clientId: config.ENERGY_OAUTH_CLIENT_ID,
     clientSecret,
     cacheSeconds: config.ENERGY_TOKEN_CACHE_SECONDS,

@@ -17,6 +17,8 @@ import * as oauth from 'oauth4webapi'
 export interface IntrospectionSettings {
   /** The OAuth server's issuer identifier; its RFC 8414 metadata names the introspection endpoint. */
   issuer: string
+  /** Where to reach the OAuth server when not at the issuer URL (a container network). */
+  reachAt?: string
   clientId: string
   clientSecret: string
   /** How long an active answer is trusted: the bound on revocation. */
@@ -68,7 +70,7 @@ export class TokenIntrospector {
     this.#now = now
     this.#client = { client_id: settings.clientId }
     this.#auth = oauth.ClientSecretBasic(settings.clientSecret)
-    this.#insecure = new URL(settings.issuer).protocol === 'http:'
+    this.#insecure = new URL(settings.reachAt ?? settings.issuer).protocol === 'http:'
   }
 
   /** The token's state: what it may do, or undefined when it is not active. */
@@ -124,10 +126,17 @@ export class TokenIntrospector {
   }
 
   async #discover(options: oauth.DiscoveryRequestOptions): Promise<oauth.AuthorizationServer> {
-    const issuer = new URL(this.#settings.issuer)
-    const response = await oauth.discoveryRequest(issuer, { ...options, algorithm: 'oauth2' })
-    this.#server = await oauth.processDiscoveryResponse(issuer, response)
-    return this.#server
+    const { issuer, reachAt } = this.#settings
+    const response = await oauth.discoveryRequest(new URL(reachAt ?? issuer), { ...options, algorithm: 'oauth2' })
+    // the metadata must name the configured issuer, wherever it was fetched from
+    const metadata = await oauth.processDiscoveryResponse(new URL(issuer), response)
+    const endpoint = metadata.introspection_endpoint
+    const server =
+      reachAt && endpoint?.startsWith(issuer)
+        ? { ...metadata, introspection_endpoint: reachAt + endpoint.slice(issuer.length) }
+        : metadata
+    this.#server = server
+    return server
   }
 }
 
