@@ -167,6 +167,20 @@ describe('ENERGY_REQUIRE_KEY_EVERYWHERE', () => {
   })
 })
 
+describe('without an OAuth server (ENERGY_OAUTH_ISSUER unset)', () => {
+  it('a bearer token alone is 401 saying to use a key; beside a key it is ignored', async () => {
+    const token = await h.app.inject({ url: '/auth/protected', headers: { authorization: 'Bearer cmpa_x' } })
+    expect(token.statusCode).toBe(401)
+    expect(token.headers['www-authenticate']).toBe('APIKey')
+    expect(token.json()).toEqual({ detail: 'Bearer tokens are not accepted here: use x-api-key' })
+    const both = await h.app.inject({
+      url: '/auth/protected',
+      headers: { authorization: 'Bearer cmpa_x', 'x-api-key': all },
+    })
+    expect(both.statusCode).toBe(200)
+  })
+})
+
 describe('OpenAPI security schemes', () => {
   it('API keys only without an OAuth server; with one, OAuth 2 (code + PKCE at its URLs) beside them on every keyed route', async () => {
     const plain = (await call('/openapi.json')).json()

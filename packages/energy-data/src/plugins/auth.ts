@@ -131,14 +131,17 @@ async function authenticateBearer(tokens: TokenIntrospector | undefined, value: 
 
 type Credential = { scheme: 'key' | 'bearer'; value: string }
 
-/** The one credential of a request: `x-api-key` or `Authorization: Bearer`, never both. */
-function credentialOf(request: FastifyRequest): Credential | undefined {
+/**
+ * The one credential of a request: `x-api-key` or `Authorization: Bearer`, never both (without an
+ * OAuth server, a key wins and the header is ignored, as before tokens were accepted).
+ */
+function credentialOf(request: FastifyRequest, bearerAccepted: boolean): Credential | undefined {
   const header = request.headers['x-api-key']
   const key = (Array.isArray(header) ? header[0] : header) || undefined
   const authorization = request.headers.authorization
   const bearer =
     authorization && /^bearer /i.test(authorization) ? authorization.slice(7).trim() || undefined : undefined
-  if (key !== undefined && bearer !== undefined) {
+  if (key !== undefined && bearer !== undefined && bearerAccepted) {
     throw new DetailError(400, 'Send one credential: x-api-key or Authorization: Bearer, not both')
   }
   if (key !== undefined) return { scheme: 'key', value: key }
@@ -216,7 +219,7 @@ export const authPlugin = fp(
       if (request.is404) return
       const mode = routeAuth(request)
       if (mode === undefined) return
-      const credential = credentialOf(request)
+      const credential = credentialOf(request, tokens !== undefined)
       if (mode === 'public' && !requireKeyEverywhere) {
         // a credential sent to a public endpoint still counts against its own rate
         if (credential) await identify(request, credential).catch(() => undefined)
