@@ -15,6 +15,7 @@ export function energyNodeFlags(override: string | undefined): string[] {
 export async function startEnergyService(
   databaseUrl: string,
   nodeFlags: string[],
+  env: Record<string, string> = {},
 ): Promise<{ child: ChildProcess; base: string }> {
   const server = await launchService(energyService, {
     env: {
@@ -24,6 +25,7 @@ export async function startEnergyService(
       MIGRATE_ON_START: 'false',
       ENERGY_RATE_LIMIT_KEY: '1000000000',
       ENERGY_RATE_LIMIT_PUBLIC: '1000000000',
+      ...env,
     },
     nodeOptions: nodeFlags,
     maxOutput: 0,

@@ -5,7 +5,7 @@ import { defaultSettings, type EnergySettings } from './config.ts'
 import type { EnergyDatabase } from './db/schema.ts'
 import { isTimeZone } from './domain/time.ts'
 import { energyErrors } from './errors.ts'
-import { apiKeySecurityScheme, authPlugin } from './plugins/auth.ts'
+import { authPlugin, securitySchemes } from './plugins/auth.ts'
 import { databasePlugin } from './plugins/database.ts'
 import { exporterPlugin } from './plugins/exporter.ts'
 import { rateLimitPlugin } from './plugins/rate-limit.ts'
@@ -62,7 +62,7 @@ export async function buildApp(options: EnergyAppOptions): Promise<FastifyInstan
         { name: 'Chart', description: 'Chart configuration for a website' },
         { name: 'Developers', description: 'Calls for development tests' },
       ],
-      securitySchemes: apiKeySecurityScheme,
+      securitySchemes: securitySchemes(settings.oauth),
       healthTags: ['Developers'],
     },
   })

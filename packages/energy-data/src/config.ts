@@ -1,5 +1,6 @@
-import { CommonConfig, DatabaseUrl, loadConfig, Port } from '@campus/shared'
+import { CommonConfig, ConfigError, DatabaseUrl, loadConfig, Port } from '@campus/shared'
 import Type, { type Static } from 'typebox'
+import type { IntrospectionSettings } from './auth/introspection.ts'
 import { energyService } from './service.ts'
 
 const EnergyConfigSchema = Type.Object({
@@ -33,6 +34,42 @@ const EnergyConfigSchema = Type.Object({
     minLength: 1,
     description: 'Prefix of the rate-limit counters in Redis (instances sharing counters use the same one)',
   }),
+  ENERGY_OAUTH_ISSUER: Type.Optional(
+    Type.String({
+      pattern: '^https?://',
+      description:
+        'Issuer of the OAuth server whose access tokens the API accepts as `Authorization: Bearer`; unset = API keys only',
+    }),
+  ),
+  ENERGY_OAUTH_URL: Type.Optional(
+    Type.String({
+      pattern: '^https?://',
+      description:
+        'Where this service reaches the OAuth server when that is not the issuer URL (a container network); default: the issuer',
+    }),
+  ),
+  ENERGY_OAUTH_CLIENT_ID: Type.String({
+    default: 'energy-data',
+    minLength: 1,
+    description: 'Client id the API introspects tokens with (a resource server registered at the OAuth server)',
+  }),
+  ENERGY_OAUTH_CLIENT_SECRET: Type.Optional(
+    Type.String({ minLength: 1, description: 'Its secret; required with ENERGY_OAUTH_ISSUER' }),
+  ),
+  ENERGY_TOKEN_CACHE_SECONDS: Type.Integer({
+    minimum: 0,
+    maximum: 300,
+    default: 5,
+    description:
+      'How long an active token is trusted without asking the OAuth server again: a revoked token or a locked account is refused within this bound',
+  }),
+  ENERGY_TOKEN_STALE_SECONDS: Type.Integer({
+    minimum: 0,
+    maximum: 3600,
+    default: 60,
+    description:
+      'While the OAuth server cannot be reached, a token found active this recently keeps working (older ones: 503)',
+  }),
   REDIS_URL: Type.Optional(
     Type.String({ pattern: '^rediss?://', description: 'Shared rate-limit counters; unset = per-process memory' }),
   ),
@@ -62,6 +99,8 @@ export interface EnergySettings {
   redisUrl?: string | undefined
   /** Bearer token /metrics requires; unset, only this machine may read them. */
   metricsToken?: string | undefined
+  /** The OAuth server whose access tokens are accepted; unset, API keys only. */
+  oauth?: IntrospectionSettings | undefined
 }
 
 export function settingsFromConfig(config: EnergyConfig): EnergySettings {
@@ -75,6 +114,23 @@ export function settingsFromConfig(config: EnergyConfig): EnergySettings {
     rateLimitPrefix: config.ENERGY_RATE_LIMIT_PREFIX,
     redisUrl: config.REDIS_URL,
     metricsToken: config.METRICS_TOKEN,
+    oauth: oauthSettings(config),
+  }
+}
+
+function oauthSettings(config: EnergyConfig): IntrospectionSettings | undefined {
+  const issuer = config.ENERGY_OAUTH_ISSUER
+  if (issuer === undefined) return undefined
+  const clientSecret = config.ENERGY_OAUTH_CLIENT_SECRET
+  if (clientSecret === undefined)
+    throw new ConfigError('Invalid configuration: ENERGY_OAUTH_CLIENT_SECRET is required with ENERGY_OAUTH_ISSUER')
+  return {
+    issuer: issuer.replace(/\/+$/, ''),
+    ...(config.ENERGY_OAUTH_URL ? { reachAt: config.ENERGY_OAUTH_URL.replace(/\/+$/, '') } : {}),
+    clientId: config.ENERGY_OAUTH_CLIENT_ID,
+    clientSecret,
+    cacheSeconds: config.ENERGY_TOKEN_CACHE_SECONDS,
+    staleSeconds: config.ENERGY_TOKEN_STALE_SECONDS,
   }
 }
 

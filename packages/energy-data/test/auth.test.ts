@@ -166,3 +166,57 @@ describe('ENERGY_REQUIRE_KEY_EVERYWHERE', () => {
     }
   })
 })
+
+describe('without an OAuth server (ENERGY_OAUTH_ISSUER unset)', () => {
+  it('a bearer token alone is 401 saying to use a key; beside a key it is ignored', async () => {
+    const token = await h.app.inject({ url: '/auth/protected', headers: { authorization: 'Bearer cmpa_x' } })
+    expect(token.statusCode).toBe(401)
+    expect(token.headers['www-authenticate']).toBe('APIKey')
+    expect(token.json()).toEqual({ detail: 'Bearer tokens are not accepted here: use x-api-key' })
+    const both = await h.app.inject({
+      url: '/auth/protected',
+      headers: { authorization: 'Bearer cmpa_x', 'x-api-key': all },
+    })
+    expect(both.statusCode).toBe(200)
+  })
+})
+
+describe('OpenAPI security schemes', () => {
+  it('API keys only without an OAuth server; with one, OAuth 2 (code + PKCE at its URLs) beside them on every keyed route', async () => {
+    const plain = (await call('/openapi.json')).json()
+    expect(Object.keys(plain.components.securitySchemes)).toEqual(['APIKeyHeader'])
+    expect(plain.paths['/data/pv'].get.security).toEqual([{ APIKeyHeader: [] }])
+
+    const withOAuth = await startHarness({
+      settings: {
+        oauth: {
+          issuer: 'https://login.example',
+          clientId: 'energy-data',
+          clientSecret: 'secret',
+          cacheSeconds: 5,
+          staleSeconds: 60,
+        },
+      },
+    })
+    try {
+      const doc = (await withOAuth.app.inject({ url: '/openapi.json' })).json()
+      expect(doc.components.securitySchemes.OAuth2).toEqual({
+        type: 'oauth2',
+        description: expect.any(String),
+        flows: {
+          authorizationCode: {
+            authorizationUrl: 'https://login.example/oauth/authorize',
+            tokenUrl: 'https://login.example/oauth/token',
+            scopes: { read_energy: expect.any(String) },
+          },
+        },
+      })
+      expect(doc.paths['/data/pv'].get.security).toEqual([{ APIKeyHeader: [] }, { OAuth2: ['read_energy'] }])
+      expect(doc.paths['/chart/fotovoltaico'].get.security).toBeUndefined()
+      // the key-only route of the first app is untouched by the second (no shared array mutated)
+      expect((await call('/openapi.json')).json().paths['/data/pv'].get.security).toEqual([{ APIKeyHeader: [] }])
+    } finally {
+      await withOAuth.close()
+    }
+  })
+})

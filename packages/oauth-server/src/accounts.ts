@@ -5,7 +5,7 @@
  */
 import type { Kysely } from 'kysely'
 import type { Application, OAuthDB, User } from './db/schema.ts'
-import { GRANT_TYPES } from './domain/grant-types.ts'
+import { DEFAULT_GRANT_TYPES, GRANT_TYPES } from './domain/grant-types.ts'
 import { redirectUriProblem } from './domain/redirect-uri.ts'
 import { isKnownScope, SCOPES } from './domain/scopes.ts'
 import { OTP_PURPOSE, sealSecret } from './domain/secret-box.ts'
@@ -133,6 +133,8 @@ export interface ApplicationInput {
   grantTypes?: string[]
   trusted?: boolean
   ownerId?: number | null
+  /** default: confidential */
+  confidential?: boolean
 }
 
 /** What keeps an application (new or changed) from being saved. */
@@ -151,6 +153,12 @@ export function applicationProblems(input: ApplicationInput): Problem[] {
       problems.push({ field: 'grant_types', message: `unknown grant type ${g}` })
     }
   }
+  if (input.confidential === false && input.grantTypes?.includes('client_credentials')) {
+    problems.push({
+      field: 'client_credentials',
+      message: 'client credentials are for confidential applications only',
+    })
+  }
   if (input.trusted && input.ownerId != null) {
     problems.push({ field: 'trusted', message: 'only instance-wide applications can be trusted' })
   }
@@ -163,10 +171,7 @@ export interface CreatedApplication {
   secret: string | null
 }
 
-export async function createApplication(
-  db: Kysely<OAuthDB>,
-  input: ApplicationInput & { confidential?: boolean },
-): Promise<CreatedApplication> {
+export async function createApplication(db: Kysely<OAuthDB>, input: ApplicationInput): Promise<CreatedApplication> {
   refuseIf(applicationProblems(input))
   const confidential = input.confidential ?? true
   const secret = confidential ? generateSecret('clientSecret') : null
@@ -178,7 +183,7 @@ export async function createApplication(
     scopes: input.scopes,
     confidential,
     trusted: input.trusted ?? false,
-    grant_types: input.grantTypes ?? [...GRANT_TYPES],
+    grant_types: input.grantTypes ?? [...DEFAULT_GRANT_TYPES],
     owner_id: input.ownerId ?? null,
   })
   return { application, secret }

@@ -108,6 +108,8 @@ export async function authenticate(
   } else {
     const lookup = await lookupAccessToken(services, presented.token)
     if (lookup.status !== 'active') throw new InvalidToken(TOKEN_DESCRIPTIONS[lookup.status])
+    // a token of an application itself (client credentials) is nobody on the users' API (GitLab's api_guard)
+    if (!lookup.row.user) throw new InvalidToken(TOKEN_INVALID)
     principal = { user: lookup.row.user, scopes: lookup.row.scopes, kind: 'oauth' }
   }
   if (principal.user.locked) throw new ApiError(403, '403 Forbidden - Your account has been blocked.')

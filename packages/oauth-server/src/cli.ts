@@ -4,6 +4,7 @@
  * the change mechanism, so running instances forget what they cached.
  */
 import { randomBytes } from 'node:crypto'
+import { readFileSync } from 'node:fs'
 import {
   type Command,
   commandFailed,
@@ -20,15 +21,17 @@ import { AccountError, createApplication, createPersonalAccessToken, createUser 
 import { type Changes, changeMechanism } from './changes/commit.ts'
 import { loadOAuthConfig, type OAuthSettings, settingsFromConfig } from './config.ts'
 import type { Application, OAuthDB } from './db/schema.ts'
-import { GRANT_TYPES, ropcEnabled, withRopc } from './domain/grant-types.ts'
+import { DEFAULT_GRANT_TYPES, grantEnabled, ropcEnabled, withGrant, withRopc } from './domain/grant-types.ts'
 import { s256 } from './domain/pkce.ts'
 import { parseScope } from './domain/scopes.ts'
+import { digest } from './domain/secrets.ts'
 import { otpauthUri } from './domain/totp.ts'
 import {
   countApplications,
   findApplicationByUid,
   setApplicationGrantTypes,
   setApplicationTrusted,
+  upsertResourceServer,
 } from './repositories/applications.ts'
 import { countUsers } from './repositories/users.ts'
 import { oauthService } from './service.ts'
@@ -91,7 +94,7 @@ const commands: Record<string, Command<Context>> = {
 
   'app:create': {
     usage:
-      'app:create --name NAME --redirect-uri URI... --scopes "api read_user" [--public] [--trusted] [--grants LIST] [--no-ropc]',
+      'app:create --name NAME --redirect-uri URI... --scopes "api read_user" [--public] [--trusted] [--grants LIST] [--no-ropc] [--client-credentials]',
     async run({ db }, args) {
       const { values: v } = parseFlags(args, {
         name: { type: 'string' },
@@ -101,8 +104,13 @@ const commands: Record<string, Command<Context>> = {
         trusted: { type: 'boolean' },
         grants: { type: 'string' },
         ropc: { type: 'boolean' },
+        'client-credentials': { type: 'boolean' },
       })
-      const grants = typeof v.grants === 'string' ? v.grants.split(/[ ,]+/).filter(Boolean) : undefined
+      let grants = typeof v.grants === 'string' ? v.grants.split(/[ ,]+/).filter(Boolean) : undefined
+      if (typeof v.ropc === 'boolean') grants = withRopc(grants ?? DEFAULT_GRANT_TYPES, v.ropc)
+      if (typeof v['client-credentials'] === 'boolean') {
+        grants = withGrant(grants ?? DEFAULT_GRANT_TYPES, 'client_credentials', v['client-credentials'])
+      }
       const { application, secret } = await accounts(
         createApplication(db, {
           name: requiredFlag(v.name, 'name'),
@@ -110,7 +118,7 @@ const commands: Record<string, Command<Context>> = {
           scopes: parseScope(requiredFlag(v.scopes, 'scopes')),
           confidential: v.public !== true,
           trusted: v.trusted === true,
-          grantTypes: typeof v.ropc === 'boolean' ? withRopc(grants ?? GRANT_TYPES, v.ropc) : grants,
+          grantTypes: grants,
         }),
       )
       return {
@@ -122,16 +130,21 @@ const commands: Record<string, Command<Context>> = {
   },
 
   'app:update': {
-    usage: 'app:update --client-id ID [--ropc | --no-ropc] [--trusted | --no-trusted]',
+    usage:
+      'app:update --client-id ID [--ropc | --no-ropc] [--client-credentials | --no-client-credentials] [--trusted | --no-trusted]',
     async run({ changes }, args) {
       const { values: v } = parseFlags(args, {
         'client-id': { type: 'string' },
         ropc: { type: 'boolean' },
+        'client-credentials': { type: 'boolean' },
         trusted: { type: 'boolean' },
       })
       const uid = requiredFlag(v['client-id'], 'client-id')
-      if (typeof v.ropc !== 'boolean' && typeof v.trusted !== 'boolean') {
-        throw usageError('nothing to change: give --ropc / --no-ropc and/or --trusted / --no-trusted')
+      const clientCredentials = v['client-credentials']
+      if (typeof v.ropc !== 'boolean' && typeof v.trusted !== 'boolean' && typeof clientCredentials !== 'boolean') {
+        throw usageError(
+          'nothing to change: give --ropc / --no-ropc, --client-credentials / --no-client-credentials and/or --trusted / --no-trusted',
+        )
       }
       const application = await changes.commit(async (trx) => {
         const found = await findApplicationByUid(trx, uid)
@@ -139,10 +152,44 @@ const commands: Record<string, Command<Context>> = {
         if (typeof v.trusted === 'boolean' && (await setApplicationTrusted(trx, found.id, v.trusted)) === 'owned') {
           throw commandFailed('only instance-wide applications can be trusted: a user owns this one')
         }
-        if (typeof v.ropc === 'boolean') await setApplicationGrantTypes(trx, uid, withRopc(found.grant_types, v.ropc))
+        let grants = found.grant_types
+        if (typeof v.ropc === 'boolean') grants = withRopc(grants, v.ropc)
+        if (typeof clientCredentials === 'boolean') {
+          if (clientCredentials && !found.confidential) {
+            throw commandFailed('client credentials are for confidential applications only (RFC 6749 4.4)')
+          }
+          grants = withGrant(grants, 'client_credentials', clientCredentials)
+        }
+        await setApplicationGrantTypes(trx, uid, grants)
         return (await findApplicationByUid(trx, uid)) as Application
       })
       return applicationSummary(application)
+    },
+  },
+
+  'resource-server:register': {
+    usage: 'resource-server:register --client-id ID --name NAME --secret-file FILE',
+    async run({ changes }, args) {
+      const { values: v } = parseFlags(args, {
+        'client-id': { type: 'string' },
+        name: { type: 'string' },
+        'secret-file': { type: 'string' },
+      })
+      const uid = requiredFlag(v['client-id'], 'client-id')
+      const name = requiredFlag(v.name, 'name')
+      const file = requiredFlag(v['secret-file'], 'secret-file')
+      // the secret travels in a file (as container secrets do), never on a command line others can read
+      let secret: string
+      try {
+        secret = readFileSync(file, 'utf8').trim()
+      } catch (error) {
+        throw commandFailed(`cannot read the secret file ${file}: ${(error as Error).message}`)
+      }
+      if (secret.length < 32) throw usageError('the secret must be at least 32 characters')
+      const application = await changes.commit((trx) =>
+        upsertResourceServer(trx, { uid, name, secretDigest: digest(secret) }),
+      )
+      return { ...applicationSummary(application), resource_server: application.resource_server }
     },
   },
 
@@ -193,7 +240,7 @@ const commands: Record<string, Command<Context>> = {
       const { application } = await createApplication(db, {
         name: 'Demo application',
         redirectUris: [redirectUri],
-        scopes: ['api', 'read_api', 'read_user'],
+        scopes: ['api', 'read_api', 'read_user', 'read_energy'],
         confidential: false,
       })
       // a fixed verifier for the walkthrough only; real clients make a new one per request
@@ -203,7 +250,7 @@ const commands: Record<string, Command<Context>> = {
         client_id: application.uid,
         redirect_uri: redirectUri,
         response_type: 'code',
-        scope: 'read_user',
+        scope: 'read_user read_energy',
         state: 'demo-state',
         code_challenge: s256(verifier),
         code_challenge_method: 'S256',
@@ -217,6 +264,7 @@ const commands: Record<string, Command<Context>> = {
           `2. Sign in as demo / ${password} and approve; the browser lands on ${redirectUri}?code=...&state=demo-state&iss=... (nothing listens there: copy the code from the address bar).`,
           `3. curl -s ${issuer}/oauth/token -d grant_type=authorization_code -d client_id=${application.uid} -d redirect_uri=${redirectUri} -d code_verifier=${verifier} -d code=CODE`,
           `4. curl -s -H "Authorization: Bearer ACCESS_TOKEN" ${issuer}/api/v4/user`,
+          '5. The same token reads the energy data API of the stack: curl -s -H "Authorization: Bearer ACCESS_TOKEN" http://ENERGY_HOST:ENERGY_PORT/data/pv',
         ],
         pages: `${issuer}/profile/applications (register applications, see and revoke authorizations), /profile/personal_access_tokens, /profile/two_factor_auth`,
       }
@@ -235,6 +283,7 @@ function applicationSummary(application: Application) {
     trusted: application.trusted,
     grant_types: application.grant_types,
     ropc_enabled: ropcEnabled(application),
+    client_credentials_enabled: grantEnabled(application, 'client_credentials'),
   }
 }
 

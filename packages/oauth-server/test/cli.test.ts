@@ -1,13 +1,14 @@
 /** `pnpm oauth ...`: the real command line on a real database, JSON on stdout. */
 import { spawn, spawnSync } from 'node:child_process'
-import { mkdtempSync } from 'node:fs'
+import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { createTestDatabase } from '@campus/shared/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { verifyPassword } from '../src/passwords.ts'
-import { PASSWORD, postForm, seed, startServer, type TestServer } from './helpers.ts'
+import { oauthService } from '../src/service.ts'
+import { basic, PASSWORD, postForm, seed, startServer, type TestServer } from './helpers.ts'
 
 const CLI = fileURLToPath(new URL('../src/cli.ts', import.meta.url))
 
@@ -118,6 +119,41 @@ describe('pnpm oauth app:create / app:update', () => {
     const trusted = oauth('app:update', '--client-id', owned.uid, '--trusted')
     expect(trusted.status).toBe(1)
     expect(trusted.stderr).toContain('only instance-wide applications can be trusted')
+  })
+})
+
+describe('pnpm oauth resource-server:register', () => {
+  it('registers a resource server once and brings it to a new secret on the next call; the demo ignores it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'resource-server-'))
+    const file = join(dir, 'secret')
+    const register = (url: string) =>
+      oauthOn(url, 'resource-server:register', '--client-id', 'energy-data', '--name', 'Energy', '--secret-file', file)
+    const introspect = (secret: string) =>
+      postForm(
+        server.url,
+        '/oauth/introspect',
+        { token: 'cmpa_unknown' },
+        { authorization: basic('energy-data', secret) },
+      )
+    writeFileSync(file, 'a'.repeat(40))
+    expect(register(server.database.url)).toMatchObject({ status: 0, json: { resource_server: true, scopes: [] } })
+    expect((await introspect('a'.repeat(40))).body).toEqual({ active: false })
+    writeFileSync(file, 'b'.repeat(40))
+    expect(register(server.database.url).status).toBe(0)
+    expect((await introspect('a'.repeat(40))).status).toBe(401)
+    expect((await introspect('b'.repeat(40))).status).toBe(200)
+    writeFileSync(file, 'short')
+    expect(register(server.database.url).status).toBe(2)
+
+    // on an empty database the resource server the stack registers first does not stop the demo
+    const empty = await createTestDatabase('oauth', oauthService.migrationsDir)
+    try {
+      writeFileSync(file, 'c'.repeat(40))
+      expect(register(empty.url).status).toBe(0)
+      expect(oauthOn(empty.url, 'demo').json).toMatchObject({ demo: 'prepared' })
+    } finally {
+      await empty.close()
+    }
   })
 })
 

@@ -1,6 +1,10 @@
+import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildApp } from '../src/app.ts'
+import { changeMechanism } from '../src/changes/commit.ts'
 import { defaultSettings } from '../src/config.ts'
+import { digest } from '../src/domain/secrets.ts'
+import { upsertResourceServer } from '../src/repositories/applications.ts'
 import { basic, exchangeCode, issueCode, PASSWORD, postForm, seed, startServer, type TestServer } from './helpers.ts'
 
 let server: TestServer
@@ -159,6 +163,28 @@ describe('RFC 7662 token introspection', () => {
       active: false,
     })
   })
+  it("2.1: a resource server introspects every client's access tokens, not their refresh tokens", async () => {
+    const secret = 'resource-server-secret-of-at-least-32-characters'
+    const changes = changeMechanism(server.db, { cacheSeconds: 0, notify: false })
+    await changes.commit((trx) =>
+      upsertResourceServer(trx, { uid: 'energy-data', name: 'Energy data API', secretDigest: digest(secret) }),
+    )
+    const t = await tokensFor()
+    const asked = (token: string) =>
+      postForm(server.url, '/oauth/introspect', { token }, { authorization: basic('energy-data', secret) })
+    expect((await asked(t.access_token)).body).toMatchObject({
+      active: true,
+      scope: 'read_user',
+      client_id: f.web.uid,
+      username: 'alice',
+      sub: String(f.alice.id),
+    })
+    expect((await asked(t.refresh_token)).body).toEqual({ active: false })
+    // only an instance-wide confidential application can be one (a database constraint)
+    await expect(
+      sql`update applications set resource_server = true where uid = ${f.spa.uid}`.execute(server.db),
+    ).rejects.toThrow(/applications_resource_server_instance_wide/)
+  })
   it('2.1: only confidential clients may introspect (401 invalid_client)', async () => {
     const t = await tokensFor()
     const pub = await postForm(server.url, '/oauth/introspect', { token: t.access_token, client_id: f.spa.uid })
@@ -180,10 +206,10 @@ describe('RFC 8414 authorization server metadata', () => {
       revocation_endpoint: `${server.url}/oauth/revoke`,
       introspection_endpoint: `${server.url}/oauth/introspect`,
       jwks_uri: `${server.url}/oauth/discovery/keys`,
-      scopes_supported: ['api', 'read_api', 'read_user', 'openid', 'profile', 'email'],
+      scopes_supported: ['api', 'read_api', 'read_user', 'openid', 'profile', 'email', 'read_energy'],
       response_types_supported: ['code', 'token'],
       response_modes_supported: ['query', 'fragment'],
-      grant_types_supported: ['authorization_code', 'password', 'refresh_token', 'implicit'],
+      grant_types_supported: ['authorization_code', 'password', 'refresh_token', 'client_credentials', 'implicit'],
       token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
       revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
       introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
@@ -200,7 +226,7 @@ describe('RFC 8414 authorization server metadata', () => {
     const body = (await app.inject('/.well-known/oauth-authorization-server')).json()
     await app.close()
     expect(body.response_types_supported).toEqual(['code'])
-    expect(body.grant_types_supported).toEqual(['authorization_code', 'refresh_token'])
+    expect(body.grant_types_supported).toEqual(['authorization_code', 'refresh_token', 'client_credentials'])
   })
   it('the OpenAPI document is generated and lists the endpoints', async () => {
     const doc = (await (await fetch(`${server.url}/openapi.json`)).json()) as { paths: Record<string, unknown> }

@@ -79,7 +79,7 @@ describe('RFC 6749 5.2 error response', () => {
   })
 
   it('unsupported_grant_type: unknown grant', async () => {
-    const res = await token({ grant_type: 'client_credentials', client_id: f.web.uid, client_secret: f.web.secret })
+    const res = await token({ grant_type: 'urn:example:unknown', client_id: f.web.uid, client_secret: f.web.secret })
     expect(res.status).toBe(400)
     expect(res.body.error).toBe('unsupported_grant_type')
   })

@@ -3,12 +3,14 @@
  *
  * This process owns the embedded PGlite directories (`.data/oauth`, `.data/energy`), serves them
  * on loopback ports and migrates them; then it runs each service as its own process pointed at
- * its database, prefixes their output, prepares demo data once, and stops everything on Ctrl-C.
+ * its database (the data API wired to accept the OAuth server's tokens, `identity.ts`), prefixes
+ * their output, prepares demo data once, and stops everything on Ctrl-C.
  * A service whose *_DATABASE_URL is set uses that server instead.
  */
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
+import { oauthService } from '@campus/oauth-server/service'
 import {
   launchService,
   runMain,
@@ -20,6 +22,7 @@ import {
   spawnService,
 } from '@campus/shared'
 import { openAndMigrate } from './databases.ts'
+import { identityConsumer, wireIdentity } from './identity.ts'
 import { prettyLine } from './pretty.ts'
 import { loadStackConfig, type StackConfig, services } from './services.ts'
 import { type DemoDetails, readDemoDetails, serviceUrls, tryItBlock, writeDemoDetails } from './try-it.ts'
@@ -168,6 +171,8 @@ runMain(async () => {
     clearInterval(ticker)
   }
 
+  // the data API accepts the OAuth server's tokens: its client is registered before either starts
+  const identity = await wireIdentity(config, urls.get(oauthService.name), prefixed(oauthService.name))
   const envOf = (name: string): Record<string, string | undefined> => ({
     [services.find((s) => s.name === name)!.databaseUrlEnv]: urls.get(name),
   })
@@ -176,7 +181,11 @@ runMain(async () => {
       const service = await launchService(descriptor, {
         port: serviceEndpoints(descriptor, config).port,
         host: config.HOST,
-        env: { ...envOf(descriptor.name), MIGRATE_ON_START: 'false' },
+        env: {
+          ...envOf(descriptor.name),
+          ...(descriptor.name === identityConsumer ? identity : {}),
+          MIGRATE_ON_START: 'false',
+        },
         watch,
         onLine: prefixed(descriptor.name),
         maxOutput: 0,

@@ -2,6 +2,12 @@ import type { FastifyRequest, FastifySchema } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Kysely } from 'kysely'
 import Type from 'typebox'
+import {
+  AuthorizationServerUnreachable,
+  type BearerToken,
+  type IntrospectionSettings,
+  TokenIntrospector,
+} from '../auth/introspection.ts'
 import type { EnergyDatabase } from '../db/schema.ts'
 import { digestApiKey, endpointAllowed, looksLikeApiKey } from '../domain/api-keys.ts'
 import type { EnergyApp } from '../energy-app.ts'
@@ -12,8 +18,10 @@ import { keyErrorResponses } from '../schemas/errors.ts'
 /**
  * How a route is guarded, declared in its options as `config: { auth: ... }`:
  * - `'key'` (the default for every route that says nothing): an `x-api-key` whose endpoint
- *   patterns cover the request path; 401 without a valid key, 403 outside its patterns.
- * - `'key-any-endpoint'`: any valid key (the /auth checks, which only look at the key).
+ *   patterns cover the request path, or an OAuth access token (`Authorization: Bearer`) with the
+ *   `read_energy` scope; 401 without a valid credential, 403 outside the key's patterns or
+ *   without the scope.
+ * - `'key-any-endpoint'`: any valid key or active token (the /auth checks, which only look at it).
  * - `'public'`: no key, unless ENERGY_REQUIRE_KEY_EVERYWHERE is set; rate limited per address.
  * The platform's own routes (health, docs, OpenAPI, metrics) are never guarded.
  */
@@ -33,17 +41,44 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The key the request was authenticated with, when it carried a valid one. */
     apiKey?: ApiKeyRecord
+    /** The OAuth access token the request was authenticated with, when it carried an active one. */
+    bearer?: BearerToken
   }
 }
 
+/** The scope of an OAuth access token that opens every read endpoint (all of them are). */
+export const READ_ENERGY = 'read_energy'
+
 /** What a key-protected route declares in its schema: the header and the OpenAPI security entry. */
 export const apiKeyHeaders = Type.Object({
-  'x-api-key': Type.String({ description: 'API key (`pnpm energy key:create`)' }),
+  'x-api-key': Type.Optional(
+    Type.String({
+      description: 'API key (`pnpm energy key:create`); or an OAuth access token as `Authorization: Bearer`',
+    }),
+  ),
 })
 export const apiKeySecurity = [{ APIKeyHeader: [] }]
 
-export const apiKeySecurityScheme = {
-  APIKeyHeader: { type: 'apiKey' as const, in: 'header' as const, name: 'x-api-key' },
+/** The security schemes of the OpenAPI document: API keys, and OAuth 2 when an OAuth server is configured. */
+export function securitySchemes(oauth: IntrospectionSettings | undefined) {
+  return {
+    APIKeyHeader: { type: 'apiKey' as const, in: 'header' as const, name: 'x-api-key' },
+    ...(oauth
+      ? {
+          OAuth2: {
+            type: 'oauth2' as const,
+            description: 'An access token of the OAuth server (authorization code with PKCE)',
+            flows: {
+              authorizationCode: {
+                authorizationUrl: `${oauth.issuer}/oauth/authorize`,
+                tokenUrl: `${oauth.issuer}/oauth/token`,
+                scopes: { [READ_ENERGY]: 'Every read endpoint of the data API' },
+              },
+            },
+          },
+        }
+      : {}),
+  }
 }
 
 const INFRASTRUCTURE = /^\/(health\/|docs|openapi\.json|metrics)/
@@ -57,23 +92,75 @@ export function routeAuth(request: FastifyRequest): RouteAuth | undefined {
   return 'key'
 }
 
-const unauthorized = (detail: string) => new DetailError(401, detail, { headers: { 'www-authenticate': 'APIKey' } })
+const REALM = 'realm="energy-data"'
 
-async function authenticate(db: Kysely<EnergyDatabase>, header: string | string[] | undefined): Promise<ApiKeyRecord> {
-  if (header === undefined || header === '') throw unauthorized('Not authenticated')
-  const value = Array.isArray(header) ? header[0] : header
+/** 401 with the challenge of the scheme that failed, or of every scheme the service accepts. */
+const unauthorized = (detail: string, challenge = 'APIKey') =>
+  new DetailError(401, detail, { headers: { 'www-authenticate': challenge } })
+
+async function authenticate(db: Kysely<EnergyDatabase>, value: string): Promise<ApiKeyRecord> {
   // Lookup by digest: the stored value is never compared with the clear key, so timing tells nothing.
-  const key = value && looksLikeApiKey(value) ? await findApiKeyByDigest(db, digestApiKey(value)) : undefined
+  const key = looksLikeApiKey(value) ? await findApiKeyByDigest(db, digestApiKey(value)) : undefined
   if (!key) throw unauthorized('Invalid API key')
   if (key.revoked_at) throw unauthorized('API key revoked')
   if (key.expires_at && key.expires_at.getTime() <= Date.now()) throw unauthorized('API key expired')
   return key
 }
 
-/** The API's endpoints a key may call: its patterns' matches, the key-only checks and the public ones. */
-export function endpointsForKey(catalog: Readonly<EndpointCatalog>, key: ApiKeyRecord): string[] {
+/** An active access token (RFC 6750 3.1 challenges), or why not. */
+async function authenticateBearer(tokens: TokenIntrospector | undefined, value: string): Promise<BearerToken> {
+  if (!tokens) throw unauthorized('Bearer tokens are not accepted here: use x-api-key')
+  let token: BearerToken | undefined
+  try {
+    token = await tokens.check(value)
+  } catch (error) {
+    if (!(error instanceof AuthorizationServerUnreachable)) throw error
+    throw new DetailError(503, 'The OAuth server cannot be reached to check the token; retry later', {
+      headers: { 'retry-after': '5' },
+      cause: error,
+    })
+  }
+  if (!token) {
+    throw unauthorized(
+      'Invalid access token',
+      `Bearer ${REALM}, error="invalid_token", error_description="The access token is expired, revoked or unknown"`,
+    )
+  }
+  return token
+}
+
+type Credential = { scheme: 'key' | 'bearer'; value: string }
+
+/**
+ * The one credential of a request: `x-api-key` or `Authorization: Bearer`, never both (without an
+ * OAuth server, a key wins and the header is ignored, as before tokens were accepted).
+ */
+function credentialOf(request: FastifyRequest, bearerAccepted: boolean): Credential | undefined {
+  const header = request.headers['x-api-key']
+  const key = (Array.isArray(header) ? header[0] : header) || undefined
+  const authorization = request.headers.authorization
+  const bearer =
+    authorization && /^bearer /i.test(authorization) ? authorization.slice(7).trim() || undefined : undefined
+  if (key !== undefined && bearer !== undefined && bearerAccepted) {
+    throw new DetailError(400, 'Send one credential: x-api-key or Authorization: Bearer, not both')
+  }
+  if (key !== undefined) return { scheme: 'key', value: key }
+  return bearer === undefined ? undefined : { scheme: 'bearer', value: bearer }
+}
+
+/**
+ * The API's endpoints a credential may call: a key's patterns' matches (a token's: all of them with
+ * `read_energy`), the key-only checks and the public ones.
+ */
+export function endpointsFor(
+  catalog: Readonly<EndpointCatalog>,
+  credential: { apiKey?: ApiKeyRecord | undefined; bearer?: BearerToken | undefined },
+): string[] {
+  const { apiKey, bearer } = credential
+  const allowed = (path: string) =>
+    apiKey ? endpointAllowed(apiKey.endpoints, path) : (bearer?.scopes.includes(READ_ENERGY) ?? false)
   return catalog
-    .filter((e) => e.auth !== 'key' || endpointAllowed(key.endpoints, e.path))
+    .filter((e) => e.auth !== 'key' || allowed(e.path))
     .map((e) => e.path)
     .sort()
 }
@@ -82,14 +169,24 @@ export function endpointsForKey(catalog: Readonly<EndpointCatalog>, key: ApiKeyR
  * The answers the guards (this plugin and the rate limit) can give, added to a route's response
  * schemas where it does not declare them, so that the OpenAPI document lists every status.
  */
-function declareGuardResponses(schema: FastifySchema | undefined, auth: RouteAuth, requireKeyEverywhere: boolean) {
+function declareGuardResponses(
+  schema: FastifySchema | undefined,
+  auth: RouteAuth,
+  options: { requireKeyEverywhere: boolean; bearer: boolean },
+) {
   const responses = schema?.response as Record<string, unknown> | undefined
   if (!responses) return
-  const keyed = auth !== 'public' || requireKeyEverywhere
+  const keyed = auth !== 'public' || options.requireKeyEverywhere
   const guard: Record<string, unknown> = keyed
     ? { 401: keyErrorResponses[401], 403: keyErrorResponses[403], 429: keyErrorResponses[429] }
     : { 429: keyErrorResponses[429] }
+  if (keyed && options.bearer) Object.assign(guard, { 400: keyErrorResponses[400], 503: keyErrorResponses[503] })
   for (const [status, body] of Object.entries(guard)) responses[status] ??= body
+  // a route that documents the API key also takes the OAuth server's tokens
+  const declared = schema as { security?: Array<Record<string, string[]>> }
+  if (keyed && options.bearer && declared.security && !declared.security.some((s) => 'OAuth2' in s)) {
+    declared.security = [...declared.security, { OAuth2: [READ_ENERGY] }]
+  }
 }
 
 /**
@@ -100,6 +197,8 @@ export const authPlugin = fp(
   async (app) => {
     const { db, settings } = app as EnergyApp
     const { requireKeyEverywhere } = settings
+    const tokens = settings.oauth ? new TokenIntrospector(settings.oauth) : undefined
+    const bothChallenges = tokens ? `APIKey, Bearer ${REALM}` : 'APIKey'
     const catalog: EndpointCatalog = []
     const touched = new Map<number, number>()
     app.decorate('endpointCatalog', catalog)
@@ -109,22 +208,35 @@ export const authPlugin = fp(
       const path = url.replace(/:(\w+)/g, '{$1}')
       const auth = route.config?.auth ?? 'key'
       if (!catalog.some((e) => e.path === path)) catalog.push({ path, auth })
-      declareGuardResponses(route.schema, auth, requireKeyEverywhere)
+      declareGuardResponses(route.schema, auth, { requireKeyEverywhere, bearer: tokens !== undefined })
     })
+    /** Who the request is, on the credential's own terms; the route's rule is checked by the caller. */
+    const identify = async (request: FastifyRequest, credential: Credential) => {
+      if (credential.scheme === 'key') request.apiKey = await authenticate(db, credential.value)
+      else request.bearer = await authenticateBearer(tokens, credential.value)
+    }
     app.addHook('onRequest', async (request) => {
       if (request.is404) return
       const mode = routeAuth(request)
       if (mode === undefined) return
+      const credential = credentialOf(request, tokens !== undefined)
       if (mode === 'public' && !requireKeyEverywhere) {
-        // a key sent to a public endpoint still counts against that key's own rate
-        const header = request.headers['x-api-key']
-        if (header) request.apiKey = await authenticate(db, header).catch(() => undefined)
+        // a credential sent to a public endpoint still counts against its own rate
+        if (credential) await identify(request, credential).catch(() => undefined)
         return
       }
-      const key = await authenticate(db, request.headers['x-api-key'])
-      request.apiKey = key
-      if (mode === 'key' && !endpointAllowed(key.endpoints, request.url.split('?')[0] ?? '')) {
+      if (!credential) throw unauthorized('Not authenticated', bothChallenges)
+      await identify(request, credential)
+      if (mode !== 'key') return
+      if (request.apiKey && !endpointAllowed(request.apiKey.endpoints, request.url.split('?')[0] ?? '')) {
         throw new DetailError(403, 'This API key may not call this endpoint')
+      }
+      if (request.bearer && !request.bearer.scopes.includes(READ_ENERGY)) {
+        throw new DetailError(403, `This access token lacks the ${READ_ENERGY} scope`, {
+          headers: {
+            'www-authenticate': `Bearer ${REALM}, error="insufficient_scope", scope="${READ_ENERGY}"`,
+          },
+        })
       }
     })
     // last_used_at is bookkeeping of accepted requests only (a rejected request writes nothing):

@@ -6,8 +6,8 @@ import { DetailError } from '../errors.ts'
 import { routeAuth } from './auth.ts'
 
 /**
- * Every route registered after this plugin is limited: per API key when the request carries a
- * valid one, per client address otherwise. A route may tune its own limit with
+ * Every route registered after this plugin is limited: per API key or access token when the
+ * request carries a valid one, per client address otherwise. A route may tune its own limit with
  * `config: { rateLimit: { max, timeWindow } }` or opt out with `config: { rateLimit: false }`.
  * Over the limit: 429 `{"detail": ...}` with `Retry-After`.
  */
@@ -25,8 +25,13 @@ export const rateLimitPlugin = fp(
       // a counter store that fails must not take the API down with it
       skipOnError: true,
       allowList: (request) => routeAuth(request) === undefined,
-      keyGenerator: (request) => (request.apiKey ? `key:${request.apiKey.id}` : `ip:${request.ip}`),
-      max: (request) => (request.apiKey ? settings.rateLimitKey : settings.rateLimitPublic),
+      keyGenerator: (request) =>
+        request.apiKey
+          ? `key:${request.apiKey.id}`
+          : request.bearer
+            ? `token:${request.bearer.id}`
+            : `ip:${request.ip}`,
+      max: (request) => (request.apiKey || request.bearer ? settings.rateLimitKey : settings.rateLimitPublic),
       errorResponseBuilder: (_request, context) =>
         new DetailError(
           context.statusCode,

@@ -1,7 +1,7 @@
 import Type from 'typebox'
 import { sendCached } from '../dashboard/http-cache.ts'
 import { routePlugin } from '../energy-app.ts'
-import { apiKeyHeaders, apiKeySecurity, endpointsForKey, PUBLIC_ROUTE } from '../plugins/auth.ts'
+import { apiKeyHeaders, apiKeySecurity, endpointsFor, PUBLIC_ROUTE } from '../plugins/auth.ts'
 import { DetailResponse, keyErrorResponses } from '../schemas/errors.ts'
 import { NotModified } from '../schemas/views.ts'
 
@@ -65,6 +65,6 @@ export const authRoutes = routePlugin('energy-auth-routes', (app) => {
         },
       },
     },
-    async (request) => (request.apiKey ? endpointsForKey(app.endpointCatalog, request.apiKey) : []),
+    async (request) => endpointsFor(app.endpointCatalog, request),
   )
 })

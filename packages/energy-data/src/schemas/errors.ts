@@ -36,8 +36,16 @@ export const HTTPValidationError = Type.Object(
 
 /** The error responses of a route guarded by an API key. */
 export const keyErrorResponses = {
-  401: { ...DetailResponse, description: 'Missing, unknown, expired or revoked API key' },
-  403: { ...DetailResponse, description: 'The API key may not call this endpoint' },
+  400: { ...DetailResponse, description: 'Both an API key and a bearer token were sent' },
+  401: { ...DetailResponse, description: 'Missing, unknown, expired or revoked API key or access token' },
+  403: {
+    ...DetailResponse,
+    description: 'The API key may not call this endpoint, or the access token lacks read_energy',
+  },
   404: { ...DetailResponse, description: 'Not Found' },
   429: { ...DetailResponse, description: 'Too many requests; see Retry-After' },
+  503: {
+    ...DetailResponse,
+    description: 'The OAuth server cannot be reached to check an access token; see Retry-After',
+  },
 }

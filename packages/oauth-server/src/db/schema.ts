@@ -46,6 +46,8 @@ export interface ApplicationsTable {
   scopes: string[]
   confidential: boolean
   trusted: Defaulted<boolean>
+  /** introspects the access tokens of every client (an instance-wide confidential application only) */
+  resource_server: Defaulted<boolean>
   grant_types: Defaulted<string[]>
   owner_id: number | null
   created_at: Generated<Date>
@@ -73,7 +75,8 @@ export interface AccessTokensTable {
   id: Generated<number>
   digest: Buffer
   application_id: number | null
-  user_id: number
+  /** null for a token of the application itself (client credentials) */
+  user_id: number | null
   scopes: string[]
   grant_id: string
   created_at: Generated<Date>

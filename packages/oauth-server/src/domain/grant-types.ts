@@ -1,14 +1,34 @@
 /**
- * The grants an application may use, kept as its grant list. The password grant's presence in
- * it is GitLab's per-application `ropc_enabled` switch: one fact, one place.
+ * The grants an application may use, kept as its grant list. Two of them are per-application
+ * switches, each its presence in that list (one fact, one place): the password grant (GitLab's
+ * `ropc_enabled`) and client credentials (RFC 6749 4.4, confidential applications only).
  */
-export const GRANT_TYPES = ['authorization_code', 'implicit', 'password', 'refresh_token'] as const
+export const GRANT_TYPES = [
+  'authorization_code',
+  'implicit',
+  'password',
+  'refresh_token',
+  'client_credentials',
+] as const
+
+/** The switches an application's owner turns on and off. */
+export type GrantSwitch = 'password' | 'client_credentials'
+
+/** A new application's grants unless told otherwise: all but client credentials (GitLab's defaults). */
+export const DEFAULT_GRANT_TYPES: readonly string[] = GRANT_TYPES.filter((g) => g !== 'client_credentials')
+
+export const grantEnabled = (application: { grant_types: readonly string[] }, grant: GrantSwitch): boolean =>
+  application.grant_types.includes(grant)
 
 /** GitLab's `ropc_enabled`: the application may use the resource owner password credentials grant. */
 export const ropcEnabled = (application: { grant_types: readonly string[] }): boolean =>
-  application.grant_types.includes('password')
+  grantEnabled(application, 'password')
 
-/** The grant list with the password grant switched on or off, in the canonical order. */
-export function withRopc(grants: readonly string[], enabled: boolean): string[] {
-  return GRANT_TYPES.filter((g) => (g === 'password' ? enabled : grants.includes(g)))
+/** The grant list with one switch on or off, in the canonical order. */
+export function withGrant(grants: readonly string[], grant: GrantSwitch, enabled: boolean): string[] {
+  return GRANT_TYPES.filter((g) => (g === grant ? enabled : grants.includes(g)))
 }
+
+/** The grant list with the password grant switched on or off. */
+export const withRopc = (grants: readonly string[], enabled: boolean): string[] =>
+  withGrant(grants, 'password', enabled)

@@ -1,5 +1,6 @@
 import type { OAuthSettings } from '../config.ts'
 import { authorizationCodeGrant } from './authorization-code.ts'
+import { clientCredentialsGrant } from './client-credentials.ts'
 import { passwordGrant } from './password.ts'
 import { refreshTokenGrant } from './refresh-token.ts'
 import type { GrantHandler } from './types.ts'
@@ -9,6 +10,7 @@ export const grants: Record<string, GrantHandler> = {
   authorization_code: authorizationCodeGrant,
   password: passwordGrant,
   refresh_token: refreshTokenGrant,
+  client_credentials: clientCredentialsGrant,
 }
 
 /** Grant types this server offers now (the password grant can be switched off). */

@@ -16,9 +16,11 @@ export async function findApplicationById(db: Db, id: number): Promise<Applicati
   return db.selectFrom('applications').selectAll().where('id', '=', id).executeTakeFirst()
 }
 
+/** Applications that are clients (resource servers, which only introspect, are not counted). */
 export async function countApplications(db: Db): Promise<number> {
   const row = await db
     .selectFrom('applications')
+    .where('resource_server', '=', false)
     .select((eb) => eb.fn.countAll<number>().as('n'))
     .executeTakeFirstOrThrow()
   return Number(row.n)
@@ -110,4 +112,38 @@ export async function setApplicationTrusted(
 /** Holds the application's row until the transaction ends: changes of one application run one at a time. */
 export async function lockApplication(trx: ChangeTransaction, id: number): Promise<void> {
   await trx.selectFrom('applications').select('id').where('id', '=', id).forUpdate().execute()
+}
+
+/**
+ * Registers a resource server under a client id of its choosing, or brings an existing one to
+ * this secret and name: the same call on every start. No redirect URI, scope or grant: it only
+ * introspects.
+ */
+export async function upsertResourceServer(
+  db: ChangeTransaction,
+  values: { uid: string; name: string; secretDigest: Buffer },
+): Promise<Application> {
+  return db
+    .insertInto('applications')
+    .values({
+      uid: values.uid,
+      name: values.name,
+      secret_digest: values.secretDigest,
+      redirect_uris: [],
+      scopes: [],
+      grant_types: [],
+      confidential: true,
+      resource_server: true,
+    })
+    .onConflict((oc) =>
+      oc.column('uid').doUpdateSet({
+        name: values.name,
+        secret_digest: values.secretDigest,
+        confidential: true,
+        resource_server: true,
+        updated_at: sql<Date>`now()`,
+      }),
+    )
+    .returningAll()
+    .executeTakeFirstOrThrow()
 }

@@ -14,7 +14,8 @@ export interface NewTokens {
 /** Who and what new tokens are for: the columns a token source yields. */
 export interface TokenGrant {
   applicationId: number | null
-  userId: number
+  /** null: a token of the application itself (client credentials) */
+  userId: number | null
   scopes: string[]
   grantId: string
 }
@@ -22,7 +23,7 @@ export interface TokenGrant {
 /** A token source made of the grant's own values (password, refresh and implicit grants). */
 export const grantSource = (
   grant: TokenGrant,
-): RawBuilder<{ application_id: number | null; user_id: number; scopes: string[] }> =>
+): RawBuilder<{ application_id: number | null; user_id: number | null; scopes: string[] }> =>
   sql`select ${grant.applicationId}::int as application_id, ${grant.userId}::int as user_id,
     ${grant.scopes}::text[] as scopes, ${grant.grantId}::uuid as grant_id`
 
@@ -32,7 +33,7 @@ export const grantSource = (
  * `scopes`, `grant_id`, and any more columns, returned as they are). One round trip, and atomic
  * with the source itself (a code's consumption): nothing when the source yields no row.
  */
-export async function insertTokens<Row extends { scopes: string[]; user_id: number }>(
+export async function insertTokens<Row extends { scopes: string[]; user_id: number | null }>(
   db: Db,
   source: RawBuilder<Row>,
   tokens: NewTokens,
@@ -131,7 +132,8 @@ export interface BearerTokenRow {
   expires_at: Date
   revoked_at: Date | null
   expires_in: number
-  user: User
+  /** null for a token of the application itself (client credentials) */
+  user: User | null
 }
 
 /**
@@ -141,7 +143,7 @@ export interface BearerTokenRow {
 export async function findAccessTokenWithUser(db: Db, digest: Buffer): Promise<BearerTokenRow | undefined> {
   const row = await db
     .selectFrom('access_tokens as t')
-    .innerJoin('users as u', 'u.id', 't.user_id')
+    .leftJoin('users as u', 'u.id', 't.user_id')
     .leftJoin('applications as a', 'a.id', 't.application_id')
     .selectAll('u')
     .select([
@@ -177,7 +179,7 @@ export async function findAccessTokenWithUser(db: Db, digest: Buffer): Promise<B
     expires_at,
     revoked_at,
     expires_in,
-    user: user as User,
+    user: user.id === null ? null : (user as User),
   }
 }
 
@@ -189,29 +191,40 @@ export interface AnonymousToken {
 }
 
 /**
- * A user's live access tokens issued without a client (a password grant with no client
- * authentication): nobody but the user and the token's holder can revoke them.
+ * Whose single tokens these are: a user's tokens issued without a client (a password grant with no
+ * client authentication), or an application's own tokens, with no user (client credentials).
+ * Nobody but that holder (and the token's bearer) can revoke them.
  */
-export async function listAnonymousTokens(db: Db, userId: number): Promise<AnonymousToken[]> {
+export type TokenHolder = { userId: number } | { applicationId: number }
+
+const heldBy = (holder: TokenHolder) =>
+  'userId' in holder
+    ? ({ own: 'user_id', id: holder.userId, none: 'application_id' } as const)
+    : ({ own: 'application_id', id: holder.applicationId, none: 'user_id' } as const)
+
+/** The holder's live tokens, newest first. */
+export async function listHeldTokens(db: Db, holder: TokenHolder): Promise<AnonymousToken[]> {
+  const { own, id, none } = heldBy(holder)
   return db
     .selectFrom('access_tokens')
     .select(['id', 'scopes', 'created_at', 'expires_at'])
-    .where('user_id', '=', userId)
-    .where('application_id', 'is', null)
+    .where(own, '=', id)
+    .where(none, 'is', null)
     .where('revoked_at', 'is', null)
     .where('expires_at', '>', sql<Date>`now()`)
     .orderBy('created_at', 'desc')
     .execute()
 }
 
-/** Revokes one of the user's own client-less tokens; false when there is no such live token. */
-export async function revokeAnonymousToken(db: ChangeTransaction, userId: number, tokenId: number): Promise<boolean> {
+/** Revokes one of the holder's tokens; false when there is no such live token. */
+export async function revokeHeldToken(db: ChangeTransaction, holder: TokenHolder, tokenId: number): Promise<boolean> {
+  const { own, id, none } = heldBy(holder)
   const row = await db
     .updateTable('access_tokens')
     .set({ revoked_at: sql<Date>`now()` })
     .where('id', '=', tokenId)
-    .where('user_id', '=', userId)
-    .where('application_id', 'is', null)
+    .where(own, '=', id)
+    .where(none, 'is', null)
     .where('revoked_at', 'is', null)
     .returning('id')
     .executeTakeFirst()

@@ -3,7 +3,7 @@ import type { FastifyRequest } from 'fastify'
 import Type from 'typebox'
 import { applicationProblems, createApplication, sentence } from '../accounts.ts'
 import type { Application } from '../db/schema.ts'
-import { GRANT_TYPES, ropcEnabled, withRopc } from '../domain/grant-types.ts'
+import { DEFAULT_GRANT_TYPES, grantEnabled, ropcEnabled, withGrant, withRopc } from '../domain/grant-types.ts'
 import { digest, generateSecret } from '../domain/secrets.ts'
 import { routePlugin } from '../oauth-app.ts'
 import { type Account, sendAccountPage } from '../pages/account.ts'
@@ -26,7 +26,7 @@ import {
   updateOwnedApplication,
 } from '../repositories/applications.ts'
 import { listConsents, revokeAuthorization } from '../repositories/consents.ts'
-import { listAnonymousTokens, revokeAnonymousToken } from '../repositories/tokens.ts'
+import { listHeldTokens, revokeHeldToken } from '../repositories/tokens.ts'
 import { Redirect } from '../schemas/pages.ts'
 
 const FormBody = {
@@ -40,12 +40,23 @@ const FormBody = {
         'Password grant (ROPC) allowed: "0" (hidden field), then "1" when the box is checked; the last value counts, none keeps the current setting (new applications: allowed)',
     }),
   ),
+  client_credentials: Type.Optional(
+    Type.Array(Type.String(), {
+      description:
+        'Client credentials allowed (confidential applications only): as password_grant; new applications: not allowed',
+    }),
+  ),
 }
 
-/** The password-grant box: a hidden "0" precedes the checkbox's "1"; not sent at all, undefined. */
-function readRopc(body: unknown): boolean | undefined {
-  const values = fieldList(body, 'password_grant')
+/** A grant switch's box: a hidden "0" precedes the checkbox's "1"; not sent at all, undefined. */
+function readSwitch(body: unknown, name: 'password_grant' | 'client_credentials'): boolean | undefined {
+  const values = fieldList(body, name)
   return values.length ? values[values.length - 1] === '1' : undefined
+}
+
+/** The grant list the form asks for, from the application's current one (or a new one's defaults). */
+function grantsOf(form: ApplicationForm, current: readonly string[] = DEFAULT_GRANT_TYPES): string[] {
+  return withGrant(withRopc(current, form.passwordGrant), 'client_credentials', form.clientCredentials)
 }
 
 function readForm(request: FastifyRequest, current?: Application): ApplicationForm {
@@ -55,7 +66,9 @@ function readForm(request: FastifyRequest, current?: Application): ApplicationFo
     confidential: field(request.body, 'confidential') !== undefined,
     scopes: fieldList(request.body, 'scopes'),
     // GitLab's default for a new application: allowed
-    passwordGrant: readRopc(request.body) ?? (current ? ropcEnabled(current) : true),
+    passwordGrant: readSwitch(request.body, 'password_grant') ?? (current ? ropcEnabled(current) : true),
+    clientCredentials:
+      readSwitch(request.body, 'client_credentials') ?? (current ? grantEnabled(current, 'client_credentials') : false),
   }
 }
 
@@ -75,7 +88,13 @@ function check(form: ApplicationForm): Checked {
         .filter(Boolean),
     ),
   ]
-  const problems = applicationProblems({ name: form.name, redirectUris: uris, scopes: form.scopes })
+  const problems = applicationProblems({
+    name: form.name,
+    redirectUris: uris,
+    scopes: form.scopes,
+    confidential: form.confidential,
+    grantTypes: grantsOf(form),
+  })
   return { errors: problems.map(sentence), invalid: new Set(problems.map((p) => p.field)), uris }
 }
 
@@ -85,6 +104,7 @@ const formOf = (a: Application): ApplicationForm => ({
   confidential: a.confidential,
   scopes: a.scopes,
   passwordGrant: ropcEnabled(a),
+  clientCredentials: grantEnabled(a, 'client_credentials'),
 })
 
 export const profileApplicationRoutes = routePlugin('oauth-profile-applications-routes', (app) => {
@@ -99,7 +119,7 @@ export const profileApplicationRoutes = routePlugin('oauth-profile-applications-
       csrf: account.csrf,
       applications: await listApplicationsOwnedBy(db, account.user.id),
       authorized: await listConsents(db, account.user.id),
-      anonymous: await listAnonymousTokens(db, account.user.id),
+      anonymous: await listHeldTokens(db, { userId: account.user.id }),
       ...state,
     })
   }
@@ -138,7 +158,7 @@ export const profileApplicationRoutes = routePlugin('oauth-profile-applications-
         redirectUris: checked.uris,
         scopes: form.scopes,
         confidential: form.confidential,
-        grantTypes: withRopc(GRANT_TYPES, form.passwordGrant),
+        grantTypes: grantsOf(form),
         ownerId: account.user.id,
       })
       await setFlash(app, account.session, {
@@ -157,7 +177,13 @@ export const profileApplicationRoutes = routePlugin('oauth-profile-applications-
       const application = await owned(request, account.user.id)
       if (!application) return notFound(reply)
       const flash = await takeFlash(app, account.session)
-      const page = applicationPage({ csrf: account.csrf, application, secret: flash.secret, notice: flash.notice })
+      const page = applicationPage({
+        csrf: account.csrf,
+        application,
+        tokens: await listHeldTokens(db, { applicationId: application.id }),
+        secret: flash.secret,
+        notice: flash.notice,
+      })
       return sendAccountPage(reply, account, application.name, page, { script: true })
     },
   )
@@ -202,7 +228,7 @@ export const profileApplicationRoutes = routePlugin('oauth-profile-applications-
           scopes: form.scopes,
           confidential: form.confidential,
           secret_digest: form.confidential ? (secret ? digest(secret) : application.secret_digest) : null,
-          grant_types: withRopc(application.grant_types, form.passwordGrant),
+          grant_types: grantsOf(form, application.grant_types),
         }),
       )
       await setFlash(app, account.session, {
@@ -263,6 +289,25 @@ export const profileApplicationRoutes = routePlugin('oauth-profile-applications-
 
   accountPost(
     app,
+    '/profile/applications/:id/tokens/:token/revoke',
+    {
+      summary: "Revoke one of the application's own tokens (client credentials)",
+      params: Type.Object({ id: IdParams.properties.id, token: IdParams.properties.id }),
+    },
+    async (request, reply, account) => {
+      const application = await owned(request, account.user.id)
+      const token = Number((request.params as { token: string }).token)
+      const revoked =
+        application !== undefined &&
+        (await app.changes.commit((trx) => revokeHeldToken(trx, { applicationId: application.id }, token)))
+      if (!revoked) return notFound(reply)
+      await setFlash(app, account.session, { notice: 'The token was revoked.' })
+      return reply.redirect(`/profile/applications/${application.id}`, 303)
+    },
+  )
+
+  accountPost(
+    app,
     '/profile/applications/authorized/:id/revoke',
     { summary: 'Revoke an authorization: the consent and every token of that application for you', params: IdParams },
     async (request, reply, account) => {
@@ -281,7 +326,7 @@ export const profileApplicationRoutes = routePlugin('oauth-profile-applications-
     async (request, reply, account) => {
       const id = pathId(request)
       const revoked =
-        id !== undefined && (await app.changes.commit((trx) => revokeAnonymousToken(trx, account.user.id, id)))
+        id !== undefined && (await app.changes.commit((trx) => revokeHeldToken(trx, { userId: account.user.id }, id)))
       if (!revoked) return notFound(reply)
       await setFlash(app, account.session, { notice: 'The token was revoked.' })
       return reply.redirect('/profile/applications', 303)

@@ -105,7 +105,7 @@ export const revokeIntrospectRoutes = routePlugin('oauth-revoke-introspect-route
         tags: ['OAuth'],
         summary: 'Token introspection (RFC 7662)',
         description:
-          'For confidential clients (HTTP Basic or client_secret_post). A token is reported active only to the client it was issued to.',
+          'For confidential clients (HTTP Basic or client_secret_post). A token is reported active only to the client it was issued to, and an access token to a resource server (an instance-wide application registered with `pnpm oauth resource-server:register`, such as the energy data API).',
         consumes: ['application/x-www-form-urlencoded'],
         body: TokenBody,
         response: { 200: Introspection, ...OAuthErrorResponses },
@@ -126,19 +126,19 @@ export const revokeIntrospectRoutes = routePlugin('oauth-revoke-introspect-route
       const iss = app.settings.issuer
       const access = body.token_type_hint === 'refresh_token' ? undefined : await lookupAccessToken(app, presented)
       if (access && access.status !== 'invalid') {
-        if (access.status !== 'active' || access.row.application_id !== client.id || access.row.user.locked) {
-          return { active: false }
-        }
+        // a resource server asks about the tokens of every client; any other client about its own
+        if (access.status !== 'active') return { active: false }
         const { row } = access
+        if (!(client.resource_server || row.application_id === client.id) || row.user?.locked) return { active: false }
         return {
           active: true,
           scope: formatScope(row.scopes),
-          client_id: client.uid,
-          username: row.user.username,
+          ...(row.application_uid === null ? {} : { client_id: row.application_uid }),
+          // a token of the application itself (client credentials) has no user
+          ...(row.user ? { username: row.user.username, sub: String(row.user.id) } : {}),
           token_type: 'Bearer',
           exp: Math.floor(row.expires_at.getTime() / 1000),
           iat: Math.floor(row.token_created_at.getTime() / 1000),
-          sub: String(row.user.id),
           iss,
         }
       }

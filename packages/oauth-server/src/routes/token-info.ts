@@ -12,7 +12,7 @@ import { noStore } from '../oauth-endpoints.ts'
 import { OAuthErrorBody } from '../schemas/oauth.ts'
 
 const TokenInfo = Type.Object({
-  resource_owner_id: Type.Integer(),
+  resource_owner_id: Type.Union([Type.Integer(), Type.Null()], { description: 'null for a client credentials token' }),
   scope: Type.Array(Type.String()),
   expires_in: Type.Integer({ description: 'Seconds left' }),
   application: Type.Object({ uid: Type.Union([Type.String(), Type.Null()]) }),
@@ -43,10 +43,10 @@ export const tokenInfoRoutes = routePlugin('oauth-token-info-routes', (app) => {
       const token = oauthTokenOf(request)
       if (token === undefined) throw new TokenInfoRefused(false)
       const lookup = await lookupAccessToken(app, token)
-      if (lookup.status !== 'active' || lookup.row.user.locked) throw new TokenInfoRefused(true)
+      if (lookup.status !== 'active' || lookup.row.user?.locked) throw new TokenInfoRefused(true)
       const { row, expiresIn } = lookup
       return {
-        resource_owner_id: row.user.id,
+        resource_owner_id: row.user?.id ?? null,
         scope: row.scopes,
         expires_in: expiresIn,
         application: { uid: row.application_uid },

@@ -18,7 +18,7 @@ const param = (description: string) => Type.Optional(Type.String({ description }
 
 export const TokenRequestBody = Type.Object(
   {
-    grant_type: param('authorization_code, password or refresh_token'),
+    grant_type: param('authorization_code, password, refresh_token or client_credentials'),
     client_id: param('Application ID (or HTTP Basic)'),
     client_secret: param('Client secret of a confidential application (or HTTP Basic)'),
     code: param('authorization_code: the code from the redirect'),
@@ -27,7 +27,7 @@ export const TokenRequestBody = Type.Object(
     username: param('password: the resource owner username'),
     password: param('password: the resource owner password'),
     refresh_token: param('refresh_token: the refresh token'),
-    scope: param('password / refresh_token: space-delimited scopes'),
+    scope: param('password / refresh_token / client_credentials: space-delimited scopes'),
   },
   { additionalProperties: true },
 )
@@ -63,7 +63,7 @@ export const tokenRoutes = routePlugin('oauth-token-routes', (app) => {
         tags: ['OAuth'],
         summary: 'Token endpoint (RFC 6749 3.2)',
         description:
-          'Form-encoded. Grants: authorization_code (PKCE S256), password (client authentication optional; refused for users with 2FA; no refresh token), refresh_token (rotated; reuse revokes the family). Client authentication by HTTP Basic or client_id/client_secret in the body.',
+          'Form-encoded. Grants: authorization_code (PKCE S256), password (client authentication optional; refused for users with 2FA; no refresh token), refresh_token (rotated; reuse revokes the family), client_credentials (confidential applications that switched it on; a token with no user). Client authentication by HTTP Basic or client_id/client_secret in the body.',
         consumes: ['application/x-www-form-urlencoded'],
         body: TokenRequestBody,
         response: { 200: TokenResponseBody, ...OAuthErrorResponses },

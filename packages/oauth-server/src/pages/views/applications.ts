@@ -1,6 +1,6 @@
 /** /profile/applications: the user's applications and the applications they authorized. */
 import type { Application } from '../../db/schema.ts'
-import { ropcEnabled } from '../../domain/grant-types.ts'
+import { grantEnabled, ropcEnabled } from '../../domain/grant-types.ts'
 import { SCOPE_DESCRIPTIONS, SCOPES } from '../../domain/scopes.ts'
 import type { AuthorizedApplication } from '../../repositories/consents.ts'
 import type { AnonymousToken } from '../../repositories/tokens.ts'
@@ -15,6 +15,8 @@ export interface ApplicationForm {
   scopes: string[]
   /** GitLab's ropc_enabled */
   passwordGrant: boolean
+  /** RFC 6749 4.4, confidential applications only */
+  clientCredentials: boolean
 }
 
 export const EMPTY_FORM: ApplicationForm = {
@@ -23,6 +25,7 @@ export const EMPTY_FORM: ApplicationForm = {
   confidential: true,
   scopes: [],
   passwordGrant: true,
+  clientCredentials: false,
 }
 
 const date = (value: Date) => value.toISOString().slice(0, 16).replace('T', ' ')
@@ -50,6 +53,9 @@ export function applicationFormFields(form: ApplicationForm, errors: string[], i
 <input type="hidden" name="password_grant" value="0">
 <label class="check"><input type="checkbox" name="password_grant" value="1"${form.passwordGrant ? html` checked` : ''}>
 <span>Password grant (ROPC)<span class="hint">Let the application exchange a user's username and password for a token. Legacy: the application sees the password; leave unchecked unless it is your own trusted client.</span></span></label>
+<input type="hidden" name="client_credentials" value="0">
+<label class="check"><input type="checkbox" name="client_credentials" value="1"${form.clientCredentials ? html` checked` : ''}${invalid.has('client_credentials') ? html` aria-invalid="true"` : ''}>
+<span>Client credentials<span class="hint">Let the application get tokens of its own, with no user, from its ID and secret (a script or a data logger). Confidential applications only; you see and revoke its tokens on its page.</span></span></label>
 ${scopeCheckboxes(form.scopes)}`
 }
 
@@ -108,6 +114,8 @@ ${input.anonymous.map(
 export function applicationPage(input: {
   csrf: string
   application: Application
+  /** the application's own tokens (client credentials) */
+  tokens: AnonymousToken[]
   secret?: string | undefined
   notice?: string | undefined
 }): SafeHtml {
@@ -126,8 +134,10 @@ ${
 <dt>Callback URLs</dt><dd>${a.redirect_uris.map((u) => html`<code>${u}</code><br>`)}</dd>
 <dt>Confidential</dt><dd>${a.confidential ? 'Yes' : 'No'}</dd>
 <dt>Password grant (ROPC)</dt><dd>${ropcEnabled(a) ? 'Allowed' : 'Not allowed'}</dd>
+<dt>Client credentials</dt><dd>${grantEnabled(a, 'client_credentials') ? 'Allowed' : 'Not allowed'}</dd>
 <dt>Scopes</dt><dd>${a.scopes.map((s) => html`<code>${s}</code> `)}</dd>
 </dl>
+${applicationTokens(input.csrf, a, input.tokens)}
 <div class="actions">
 ${
   a.confidential
@@ -138,6 +148,24 @@ ${
 <a class="button secondary" href="/profile/applications/${a.id}/delete">Delete</a>
 <a class="button secondary" href="/profile/applications">Back to applications</a>
 </div>`
+}
+
+/** The application's own live tokens (client credentials), each with Revoke. */
+function applicationTokens(csrf: string, a: Application, tokens: AnonymousToken[]): SafeHtml {
+  if (!grantEnabled(a, 'client_credentials') && tokens.length === 0) return html``
+  return html`<h2>Tokens of the application</h2>
+${
+  tokens.length
+    ? html`<table><thead><tr><th>Created</th><th>Expires</th><th>Scopes</th><th></th></tr></thead><tbody>
+${tokens.map(
+  (
+    t,
+  ) => html`<tr><td><time datetime="${t.created_at.toISOString()}">${date(t.created_at)}</time> UTC</td><td><time datetime="${t.expires_at.toISOString()}">${date(t.expires_at)}</time> UTC</td><td>${t.scopes.join(' ')}</td>
+<td><form method="post" action="/profile/applications/${a.id}/tokens/${t.id}/revoke">${csrfField(csrf)}<button type="submit" class="small danger" aria-label="Revoke the token of ${date(t.created_at)}">Revoke</button></form></td></tr>`,
+)}
+</tbody></table>`
+    : html`<p class="empty">No live token: the application has not used its client credentials lately.</p>`
+}`
 }
 
 export function editApplicationPage(input: {

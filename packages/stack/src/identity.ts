@@ -1,0 +1,63 @@
+/**
+ * One identity across the stack: the data API accepts the OAuth server's access tokens, checking
+ * them by introspection as a resource server registered there. On every start the stack makes
+ * sure of the registration (idempotent) and hands the data API the issuer and its secret; the
+ * secret is made once and kept in `DATA_DIR/energy-oauth-client.secret` (0600).
+ */
+import { randomBytes } from 'node:crypto'
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { resolve } from 'node:path'
+import { energyService } from '@campus/energy-data/service'
+import { oauthService } from '@campus/oauth-server/service'
+import { serviceEndpoints, spawnService } from '@campus/shared'
+import type { StackConfig } from './services.ts'
+
+/** The data API's client id at the OAuth server. */
+export const ENERGY_CLIENT_ID = 'energy-data'
+
+/** The secret of the data API's client, made on first start. */
+function clientSecretFile(config: StackConfig): { file: string; secret: string } {
+  const file = resolve(config.DATA_DIR, 'energy-oauth-client.secret')
+  if (!existsSync(file)) writeFileSync(file, randomBytes(32).toString('base64url'), { mode: 0o600 })
+  return { file, secret: readFileSync(file, 'utf8').trim() }
+}
+
+/**
+ * Registers the data API at the OAuth server (through its command line, on the OAuth database at
+ * `oauthDatabaseUrl`) and returns the variables the data API needs to accept its tokens.
+ */
+export async function wireIdentity(
+  config: StackConfig,
+  oauthDatabaseUrl: string | undefined,
+  onLine: (line: string, stream: 'stdout' | 'stderr') => void,
+): Promise<Record<string, string>> {
+  const { file, secret } = clientSecretFile(config)
+  const register = spawnService(oauthService, {
+    entry: 'cli',
+    args: [
+      'resource-server:register',
+      '--client-id',
+      ENERGY_CLIENT_ID,
+      '--name',
+      'Energy data API',
+      '--secret-file',
+      file,
+    ],
+    env: { [oauthService.databaseUrlEnv]: oauthDatabaseUrl, MIGRATE_ON_START: 'false' },
+    maxOutput: 64 * 1024,
+  })
+  const code = await register.exited
+  if (code !== 0) {
+    for (const line of register.output().split('\n').filter(Boolean)) onLine(line, 'stderr')
+    throw new Error(`the data API could not be registered at the OAuth server (exit ${code})`)
+  }
+  const issuer = process.env.OAUTH_ISSUER ?? `http://${config.HOST}:${serviceEndpoints(oauthService, config).port}`
+  return {
+    ENERGY_OAUTH_ISSUER: process.env.ENERGY_OAUTH_ISSUER ?? issuer,
+    ENERGY_OAUTH_CLIENT_ID: ENERGY_CLIENT_ID,
+    ENERGY_OAUTH_CLIENT_SECRET: secret,
+  }
+}
+
+/** The service whose launch takes the variables of `wireIdentity`. */
+export const identityConsumer = energyService.name
