@@ -33,10 +33,34 @@ const EnergyConfigSchema = Type.Object({
     minLength: 1,
     description: 'Prefix of the rate-limit counters in Redis (instances sharing counters use the same one)',
   }),
+  ENERGY_CORS_ORIGINS: Type.Refine(
+    Type.String({
+      default: '*',
+      description:
+        'Origins whose scripts may read the answers (CORS, never with credentials): `*` for any, or origins ' +
+        'separated by commas (https://grafana.example.org, http://127.0.0.1:8080)',
+    }),
+    (value) => value.trim() === '*' || parseOrigins(value).every(isOrigin),
+    () => '`*` or origins such as https://grafana.example.org separated by commas',
+  ),
   REDIS_URL: Type.Optional(
     Type.String({ pattern: '^rediss?://', description: 'Shared rate-limit counters; unset = per-process memory' }),
   ),
 })
+
+function parseOrigins(value: string): string[] {
+  return value.split(/[\s,]+/).filter(Boolean)
+}
+
+/** `scheme://host[:port]` exactly, as a browser writes the Origin header. */
+function isOrigin(text: string): boolean {
+  try {
+    const url = new URL(text)
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.origin === text
+  } catch {
+    return false
+  }
+}
 
 export type EnergyConfig = Static<typeof EnergyConfigSchema>
 
@@ -62,6 +86,8 @@ export interface EnergySettings {
   redisUrl?: string | undefined
   /** Bearer token /metrics requires; unset, only this machine may read them. */
   metricsToken?: string | undefined
+  /** Origins whose scripts may read the answers (ENERGY_CORS_ORIGINS): any, or these. */
+  corsOrigins: '*' | string[]
 }
 
 export function settingsFromConfig(config: EnergyConfig): EnergySettings {
@@ -75,6 +101,7 @@ export function settingsFromConfig(config: EnergyConfig): EnergySettings {
     rateLimitPrefix: config.ENERGY_RATE_LIMIT_PREFIX,
     redisUrl: config.REDIS_URL,
     metricsToken: config.METRICS_TOKEN,
+    corsOrigins: config.ENERGY_CORS_ORIGINS.trim() === '*' ? '*' : parseOrigins(config.ENERGY_CORS_ORIGINS),
   }
 }
 

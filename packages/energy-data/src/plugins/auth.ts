@@ -15,7 +15,7 @@ import { keyErrorResponses } from '../schemas/errors.ts'
  *   patterns cover the request path; 401 without a valid key, 403 outside its patterns.
  * - `'key-any-endpoint'`: any valid key (the /auth checks, which only look at the key).
  * - `'public'`: no key, unless ENERGY_REQUIRE_KEY_EVERYWHERE is set; rate limited per address.
- * The platform's own routes (health, docs, OpenAPI, metrics) are never guarded.
+ * The platform's own routes (front door and icon, health, docs, OpenAPI, metrics) are never guarded.
  */
 export type RouteAuth = 'key' | 'key-any-endpoint' | 'public'
 
@@ -46,7 +46,7 @@ export const apiKeySecurityScheme = {
   APIKeyHeader: { type: 'apiKey' as const, in: 'header' as const, name: 'x-api-key' },
 }
 
-const INFRASTRUCTURE = /^\/(health\/|docs|openapi\.json|metrics)/
+const INFRASTRUCTURE = /^\/($|favicon\.ico$|health\/|docs|openapi\.json|metrics)/
 
 /** The guard a route runs under; undefined for the platform's own routes. */
 export function routeAuth(request: FastifyRequest): RouteAuth | undefined {
