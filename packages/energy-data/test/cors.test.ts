@@ -73,6 +73,13 @@ describe('ENERGY_CORS_ORIGINS lists the origins allowed', () => {
     expect(answer.headers['access-control-allow-origin']).toBeUndefined()
   })
 
+  it('a cached view varies by Origin as well as by what it negotiates, so a shared cache keeps them apart', async () => {
+    const report = await h.app.inject({ url: '/report/pv', headers: { origin: PANEL } })
+    expect(report.headers['access-control-allow-origin']).toBe(PANEL)
+    expect(report.headers.vary).toMatch(/Origin/)
+    expect(report.headers.vary).toMatch(/Accept/)
+  })
+
   it('the variable is read from the environment, and a value that is not a list of origins is refused', () => {
     expect(loadEnergyConfig({}).ENERGY_CORS_ORIGINS).toBe('*')
     expect(loadEnergyConfig({ ENERGY_CORS_ORIGINS: `${PANEL}, http://127.0.0.1:8080` }).ENERGY_CORS_ORIGINS).toBe(
