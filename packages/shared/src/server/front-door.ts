@@ -17,12 +17,8 @@ export const FAVICON_PATH = '/favicon.ico'
 export function registerFrontDoor(app: FastifyInstance, door: FrontDoor): void {
   app.get(
     '/',
-    {
-      schema: {
-        summary: `Front door: a redirect to ${door.home}`,
-        response: { 302: Type.Null({ description: `To ${door.home}` }) },
-      },
-    },
+    // for people, not API clients: left out of the OpenAPI document, as the icon is
+    { schema: { hide: true, response: { 302: Type.Null({ description: `To ${door.home}` }) } } },
     async (_request, reply) => reply.redirect(door.home, 302),
   )
   app.get(
