@@ -6,8 +6,9 @@
  * Seeds ten years of one group at 15 minutes (as bench/energy.ts does) and prints:
  *  1. ten years as CSV and one year as JSON: bytes and time, plain vs gzip vs brotli, each
  *     downloaded whole by a client that counts the bytes on the wire;
- *  2. peak RSS of a fresh service process streaming the ten years compressed, against the plain
- *     export (memory must stay flat: the compressor works on the stream, piece by piece);
+ *  2. peak RSS of a fresh service process streaming one year and ten years, plain and
+ *     compressed (memory must stay flat: the same peak for both spans, the compressor working
+ *     on the stream piece by piece);
  *  3. why the levels: the compressor alone on 8 MB of that CSV at the levels the service uses
  *     (brotli 4, gzip 6) and at the highest (brotli 11, gzip 9), in MB/s and ratio.
  */
@@ -77,24 +78,30 @@ async function main() {
     const tenYears = `/data/water?start_datetime=${TEN_YEARS.from}&end_datetime=${TEN_YEARS.to}&data_format=csv`
     const year = `/data/water?start_datetime=${YEAR.from}&end_datetime=${YEAR.to}`
 
-    // 2 first: each encoding on a fresh process, so the peak is that export's alone
-    line('2. ten years of /data/water as CSV, each on a fresh service process')
+    // 2 first: each export on a fresh process, so the peak is that export's alone; one year
+    // beside ten: flat memory means the same peak for both
+    line('2. /data/water as CSV, one year and ten years, each on a fresh service process')
     let sample: Buffer = Buffer.alloc(0)
     const wire: Record<string, { bytes: number; ms: number }> = {}
     for (const encoding of ENCODINGS) {
-      const service = await startEnergyService(database.url, NODE_FLAGS)
-      const pid = service.child.pid as number
-      const atStart = peakRss(pid)
-      try {
-        const result = await download(service.base + tenYears, key, encoding)
-        wire[encoding] = result
-        if (encoding === 'identity') sample = result.body
-        line(
-          `   ${pad(encoding, 9)} ${mb(result.bytes).padStart(8)} in ${result.ms.toFixed(0).padStart(5)} ms   ` +
-            `peak RSS ${mb(atStart)} after start -> ${mb(peakRss(pid))}`,
-        )
-      } finally {
-        service.child.kill('SIGTERM')
+      for (const [span, path] of [
+        ['1 year', `${year}&data_format=csv`],
+        ['10 years', tenYears],
+      ] as const) {
+        const service = await startEnergyService(database.url, NODE_FLAGS)
+        const pid = service.child.pid as number
+        const atStart = peakRss(pid)
+        try {
+          const result = await download(service.base + path, key, encoding)
+          if (span === '10 years') wire[encoding] = result
+          if (span === '10 years' && encoding === 'identity') sample = result.body
+          line(
+            `   ${pad(encoding, 9)} ${pad(span, 9)} ${mb(result.bytes).padStart(8)} in ${result.ms.toFixed(0).padStart(5)} ms   ` +
+              `peak RSS ${mb(atStart)} after start -> ${mb(peakRss(pid))}`,
+          )
+        } finally {
+          service.child.kill('SIGTERM')
+        }
       }
     }
 
