@@ -37,13 +37,29 @@ function corsOptions(policy: CorsPolicy): FastifyCorsOptions {
   }
 }
 
+const pathOf = (url: string) => url.split('?', 1)[0] ?? url
+
 /** Answers CORS, preflights included, by path through @fastify/cors. */
 export async function registerCors(app: FastifyInstance, policies: CorsPolicies): Promise<void> {
   await app.register(cors, {
     delegator: (request, callback) => {
-      const path = request.url.split('?', 1)[0] ?? request.url
-      const policy = policies(path)
+      const policy = policies(pathOf(request.url))
       callback(null, policy ? corsOptions(policy) : NO_CORS)
     },
+  })
+  // @fastify/cors marks every answer it delegates `Vary: Origin`; only a list of origins makes an
+  // answer depend on Origin (`*` and no CORS answer every origin alike), so caches keep one copy
+  app.addHook('onSend', async (request, reply, payload) => {
+    const origins = policies(pathOf(request.url))?.origins
+    if (origins !== undefined && origins !== '*') return payload
+    const vary = reply.getHeader('vary')
+    if (typeof vary !== 'string') return payload
+    const rest = vary
+      .split(',')
+      .map((name) => name.trim())
+      .filter((name) => name !== '' && name.toLowerCase() !== 'origin')
+    if (rest.length) reply.header('vary', rest.join(', '))
+    else reply.removeHeader('vary')
+    return payload
   })
 }
