@@ -1,5 +1,7 @@
 /** What the energy benchmarks share: the service started as its own process on a free port. */
 import type { ChildProcess } from 'node:child_process'
+import type pg from 'pg'
+import { GROUP_COLUMNS } from '../packages/energy-data/src/catalogue/groups.ts'
 import { energyService } from '../packages/energy-data/src/service.ts'
 import { launchService } from '../packages/shared/src/index.ts'
 
@@ -34,4 +36,17 @@ export async function startEnergyService(
     },
   })
   return { child: server.child, base: server.url }
+}
+
+/** Ten years (2015-2024) of the water group at 15 minutes, random values: the long export both benches stream. */
+export const TEN_YEARS = { from: '2015-01-01T00:00:00Z', to: '2024-12-31T23:45:00Z' }
+
+export async function seedTenYearsOfWater(pool: pg.Pool): Promise<void> {
+  const columns = GROUP_COLUMNS.water
+  await pool.query(
+    `insert into water_15m (time_15m, ${columns.join(', ')})
+     select t, ${columns.map((_, i) => `round((random() * ${i + 2})::numeric, 3)::float8`).join(', ')}
+     from generate_series($1::timestamptz, $2::timestamptz, interval '15 minutes') t on conflict do nothing`,
+    [TEN_YEARS.from, TEN_YEARS.to],
+  )
 }

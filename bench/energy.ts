@@ -21,7 +21,7 @@ import type { EnergyDatabase } from '../packages/energy-data/src/db/schema.ts'
 import { createApiKey } from '../packages/energy-data/src/repositories/api-keys.ts'
 import { seedEstate } from '../packages/energy-data/src/seed/seed.ts'
 import { energyService } from '../packages/energy-data/src/service.ts'
-import { energyNodeFlags, startEnergyService } from './energy-support.ts'
+import { energyNodeFlags, seedTenYearsOfWater, startEnergyService, TEN_YEARS } from './energy-support.ts'
 import { BENCH_SERVER_URL, benchDatabase } from './support.ts'
 
 const ADMIN_URL = process.argv[2] ?? BENCH_SERVER_URL
@@ -29,7 +29,6 @@ const RUNS = 3
 /** V8 heap sizing: the service's production flags; BENCH_NODE_FLAGS overrides. */
 const NODE_FLAGS = energyNodeFlags(process.env.BENCH_NODE_FLAGS)
 const YEAR = { from: '2025-01-01T00:00:00Z', to: '2025-12-31T23:45:00Z' }
-const TEN_YEARS = { from: '2015-01-01T00:00:00Z', to: '2024-12-31T23:45:00Z' }
 const METER_IDS = [860, 861, 862, 863, 870, 871, 880, 881, 890, 891]
 
 const line = (text: string) => process.stdout.write(`${text}\n`)
@@ -83,13 +82,7 @@ async function main() {
       seed: 1,
     })
     line(`seeded 2025 for the whole estate in ${seeded.seconds} s (${seeded.rows.data_15m} per-meter rows)`)
-    const waterColumns = GROUP_COLUMNS.water
-    await database.pool.query(
-      `insert into water_15m (time_15m, ${waterColumns.join(', ')})
-       select t, ${waterColumns.map((_, i) => `round((random() * ${i + 2})::numeric, 3)::float8`).join(', ')}
-       from generate_series($1::timestamptz, $2::timestamptz, interval '15 minutes') t on conflict do nothing`,
-      [TEN_YEARS.from, TEN_YEARS.to],
-    )
+    await seedTenYearsOfWater(database.pool)
     await database.pool.query('analyze')
     const { key } = await createApiKey(database.db, { name: 'bench', endpoints: ['*'] })
     const started = await startEnergyService(url, NODE_FLAGS)

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs'
 import { type Database, readMigrations, registerPlatform, serverOptions } from '@campus/shared'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyInstance } from 'fastify'
@@ -17,6 +18,8 @@ import { dataRoutes } from './routes/data.ts'
 import { metadataRoutes } from './routes/metadata.ts'
 import { reportRoutes } from './routes/reports.ts'
 import { energyService } from './service.ts'
+
+const ICON = readFileSync(new URL('./dashboard/assets/icon.svg', import.meta.url), 'utf8')
 
 export interface EnergyAppOptions {
   database: Database<EnergyDatabase>
@@ -48,6 +51,15 @@ export async function buildApp(options: EnergyAppOptions): Promise<FastifyInstan
     db: options.database.db,
     migrations: readMigrations(energyService.migrationsDir),
     metricsToken: settings.metricsToken,
+    // every answer, to the origins configured: callers authenticate by header (x-api-key, or a
+    // bearer token), never by cookie, so a page elsewhere gains nothing its caller lacks
+    cors: () => ({
+      origins: settings.corsOrigins,
+      methods: ['GET', 'HEAD'],
+      allowedHeaders: ['x-api-key', 'Authorization'],
+      exposedHeaders: ['Content-Disposition', 'Retry-After', 'X-Request-Id', 'ETag'],
+    }),
+    frontDoor: { home: '/dashboard', icon: ICON },
     openapi: {
       info: {
         title: 'data API',

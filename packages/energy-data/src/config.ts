@@ -70,10 +70,34 @@ const EnergyConfigSchema = Type.Object({
     description:
       'While the OAuth server cannot be reached, a token found active this recently keeps working (older ones: 503)',
   }),
+  ENERGY_CORS_ORIGINS: Type.Refine(
+    Type.String({
+      default: '*',
+      description:
+        'Origins whose scripts may read the answers (CORS, never with credentials): `*` for any, or origins ' +
+        'separated by commas (https://grafana.example.org, http://127.0.0.1:8080)',
+    }),
+    (value) => value.trim() === '*' || parseOrigins(value).every(isOrigin),
+    () => '`*` or origins such as https://grafana.example.org separated by commas',
+  ),
   REDIS_URL: Type.Optional(
     Type.String({ pattern: '^rediss?://', description: 'Shared rate-limit counters; unset = per-process memory' }),
   ),
 })
+
+function parseOrigins(value: string): string[] {
+  return value.split(/[\s,]+/).filter(Boolean)
+}
+
+/** `scheme://host[:port]` exactly, as a browser writes the Origin header. */
+function isOrigin(text: string): boolean {
+  try {
+    const url = new URL(text)
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.origin === text
+  } catch {
+    return false
+  }
+}
 
 export type EnergyConfig = Static<typeof EnergyConfigSchema>
 
@@ -101,6 +125,8 @@ export interface EnergySettings {
   metricsToken?: string | undefined
   /** The OAuth server whose access tokens are accepted; unset, API keys only. */
   oauth?: IntrospectionSettings | undefined
+  /** Origins whose scripts may read the answers (ENERGY_CORS_ORIGINS): any, or these. */
+  corsOrigins: '*' | string[]
 }
 
 export function settingsFromConfig(config: EnergyConfig): EnergySettings {
@@ -114,6 +140,7 @@ export function settingsFromConfig(config: EnergyConfig): EnergySettings {
     rateLimitPrefix: config.ENERGY_RATE_LIMIT_PREFIX,
     redisUrl: config.REDIS_URL,
     metricsToken: config.METRICS_TOKEN,
+    corsOrigins: config.ENERGY_CORS_ORIGINS.trim() === '*' ? '*' : parseOrigins(config.ENERGY_CORS_ORIGINS),
     oauth: oauthSettings(config),
   }
 }

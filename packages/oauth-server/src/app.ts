@@ -1,9 +1,11 @@
+import { readFileSync } from 'node:fs'
 import { type Database, readMigrations, registerPlatform, serverOptions } from '@campus/shared'
 import cookie from '@fastify/cookie'
 import formbody from '@fastify/formbody'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { defaultSettings, type OAuthSettings } from './config.ts'
+import { oauthCorsPolicies } from './cors.ts'
 import type { OAuthDB } from './db/schema.ts'
 import { oauthErrors } from './errors.ts'
 import { changesPlugin } from './plugins/changes.ts'
@@ -44,6 +46,8 @@ export interface OAuthAppOptions {
   crossInstanceInvalidation?: boolean
 }
 
+const ICON = readFileSync(new URL('./pages/icon.svg', import.meta.url), 'utf8')
+
 function isEmbedded(database: Database<OAuthDB>): boolean {
   const described = database as { embedded?: boolean; kind?: string }
   return described.embedded === true || described.kind === 'pglite'
@@ -79,6 +83,9 @@ export async function buildApp(options: OAuthAppOptions): Promise<FastifyInstanc
     db: options.database.db,
     migrations: readMigrations(oauthService.migrationsDir),
     metricsToken: settings.metricsToken,
+    cors: oauthCorsPolicies,
+    // a person starts at their applications (signed out: the sign-in page first, then back)
+    frontDoor: { home: '/profile/applications', icon: ICON },
     openapi: {
       info: {
         title: 'OAuth 2.0 authorization server',

@@ -34,7 +34,11 @@ export function sendCached(
   const etag = strongEtag(body)
   reply.header('etag', etag)
   reply.header('cache-control', `public, max-age=${options.maxAge ?? VIEW_MAX_AGE}`)
-  if (options.vary) reply.header('vary', options.vary)
+  // added to what is there (CORS varies by Origin): a shared cache must tell all of them apart
+  if (options.vary) {
+    const earlier = reply.getHeader('vary')
+    reply.header('vary', earlier ? `${earlier}, ${options.vary}` : options.vary)
+  }
   if (matchesIfNoneMatch(request.headers['if-none-match'], etag)) {
     return reply.code(304).send()
   }

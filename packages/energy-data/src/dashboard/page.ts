@@ -96,6 +96,7 @@ export function dashboardPage(lang: Language, charts: readonly ChartName[], stat
   <meta charset="utf-8">
   <meta name="viewport" content="width=device-width, initial-scale=1">
   <title>${TEXT.title[lang]}</title>
+  <link rel="icon" href="/favicon.ico" type="image/svg+xml">
   <link rel="stylesheet" href="/dashboard/assets/dashboard.css">
   <script src="/dashboard/assets/chart.umd.min.js" defer></script>
   <script src="/dashboard/assets/dashboard.js" defer></script>

@@ -20,10 +20,37 @@ export const DATA_FORMATS = {
 export type DataFormat = keyof typeof DATA_FORMATS
 export const DATA_FORMAT_VALUES = Object.keys(DATA_FORMATS) as DataFormat[]
 
+/** The format an `Accept` header prefers when `data_format` is absent (`raw` unless it asks for text). */
+export const FORMAT_BY_MEDIA_TYPE: Record<string, DataFormat> = {
+  'application/json': 'raw',
+  'text/csv': 'csv',
+  'text/plain': 'txt',
+}
+
+/** Formats saved as files: the answer comes as an attachment with this extension. */
+const FILE_EXTENSIONS: Partial<Record<DataFormat, string>> = { csv: 'csv', txt: 'txt' }
+
+/**
+ * `Content-Disposition` of a CSV or TXT export, naming what it holds:
+ * `pv_2025-06-01_2025-06-07_15min.csv` (series, first and last local day, bucket length).
+ */
+export function attachment(
+  format: DataFormat,
+  parts: { series: string; firstDay: string; lastDay: string; aggregation: string },
+): string | undefined {
+  const extension = FILE_EXTENSIONS[format]
+  if (!extension) return undefined
+  const bucket = parts.aggregation.replace(/^(\d+) m$/, '$1min').replace(' ', '')
+  return `attachment; filename="${parts.series}_${parts.firstDay}_${parts.lastDay}_${bucket}.${extension}"`
+}
+
 export const DATA_FORMAT_DESCRIPTION =
   '`raw`: a JSON array of objects (application/json). `csv`: RFC 4180 comma-separated values with a ' +
   'header line (text/csv). `txt`: tab-separated values with a header line (text/plain). Timestamps are ' +
-  'ISO 8601 with the offset of `timezone`; a missing value is JSON null, an empty CSV/TXT field.'
+  'ISO 8601 with the offset of `timezone`; a missing value is JSON null, an empty CSV/TXT field. ' +
+  'Without `data_format`, `Accept: text/csv` or `text/plain` chooses CSV or TXT. CSV and TXT come as ' +
+  'attachments named after the series, the first and last local day and the bucket ' +
+  '(`Content-Disposition: attachment; filename="pv_2025-06-01_2025-06-07_15min.csv"`).'
 
 /** One output field after `time_15m`, and the SQL that reads it. */
 export interface SqlField {

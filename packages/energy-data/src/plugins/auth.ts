@@ -23,7 +23,7 @@ import { keyErrorResponses } from '../schemas/errors.ts'
  *   without the scope.
  * - `'key-any-endpoint'`: any valid key or active token (the /auth checks, which only look at it).
  * - `'public'`: no key, unless ENERGY_REQUIRE_KEY_EVERYWHERE is set; rate limited per address.
- * The platform's own routes (health, docs, OpenAPI, metrics) are never guarded.
+ * The platform's own routes (front door and icon, health, docs, OpenAPI, metrics) are never guarded.
  */
 export type RouteAuth = 'key' | 'key-any-endpoint' | 'public'
 
@@ -81,7 +81,7 @@ export function securitySchemes(oauth: IntrospectionSettings | undefined) {
   }
 }
 
-const INFRASTRUCTURE = /^\/(health\/|docs|openapi\.json|metrics)/
+const INFRASTRUCTURE = /^\/($|favicon\.ico$|health\/|docs|openapi\.json|metrics)/
 
 /** The guard a route runs under; undefined for the platform's own routes. */
 export function routeAuth(request: FastifyRequest): RouteAuth | undefined {

@@ -2,9 +2,11 @@ import type { ValidationIssue } from '@campus/shared'
 import type { FastifyReply } from 'fastify'
 import { GROUP_NAMES, GROUPS } from '../catalogue/groups.ts'
 import type { Aggregation } from '../domain/aggregation.ts'
+import { localDate } from '../domain/time.ts'
 import { dataDefaults, resolveWindow } from '../domain/window.ts'
 import { routePlugin } from '../energy-app.ts'
-import type { DataFormat } from '../export/encoders.ts'
+import { attachment, type DataFormat, FORMAT_BY_MEDIA_TYPE } from '../export/encoders.ts'
+import { preferredByAccept } from '../negotiation.ts'
 import { apiKeyHeaders, apiKeySecurity } from '../plugins/auth.ts'
 import type { SeriesSource } from '../repositories/measurements.ts'
 import { meterIdRange, unknownMeterIds } from '../repositories/metadata.ts'
@@ -35,7 +37,22 @@ const busy = { ...DetailResponse, description: 'Too many exports in progress in 
 export const dataRoutes = routePlugin('energy-data-routes', (app) => {
   const { db, exporter, settings, now } = app
 
-  async function stream(reply: FastifyReply, query: DataQuery, source: SeriesSource, issues: ValidationIssue[] = []) {
+  // before validation fills in the default: without `data_format`, Accept chooses the format
+  app.addHook('preValidation', async (request) => {
+    const query = request.query as Record<string, unknown> | undefined
+    if (query && query.data_format === undefined) {
+      const format = preferredByAccept(request.headers.accept, FORMAT_BY_MEDIA_TYPE)
+      if (format && format !== 'raw') query.data_format = format
+    }
+  })
+
+  async function stream(
+    reply: FastifyReply,
+    query: DataQuery,
+    source: SeriesSource,
+    series: string,
+    issues: ValidationIssue[] = [],
+  ) {
     const { zone, ...window } = resolveWindow(query, {
       zone: settings.zone,
       defaults: dataDefaults(query.aggregation, now()),
@@ -57,6 +74,13 @@ export const dataRoutes = routePlugin('energy-data-routes', (app) => {
         onClose: (listener) => (reply.raw.destroyed ? listener() : reply.raw.once('close', listener)),
       },
     )
+    const disposition = attachment(query.data_format, {
+      series,
+      firstDay: localDate(window.startMs, zone),
+      lastDay: localDate(window.endMs, zone),
+      aggregation: query.aggregation,
+    })
+    if (disposition) reply.header('content-disposition', disposition)
     return reply.header('content-type', response.contentType).send(response.body)
   }
 
@@ -96,7 +120,7 @@ export const dataRoutes = routePlugin('energy-data-routes', (app) => {
         }
       }
       const tags = [...new Set(query.tag)]
-      return stream(reply, query, { kind: 'meters', ids, tags }, issues)
+      return stream(reply, query, { kind: 'meters', ids, tags }, 'meters', issues)
     },
   )
 
@@ -125,7 +149,7 @@ export const dataRoutes = routePlugin('energy-data-routes', (app) => {
           },
         },
       },
-      async (request, reply) => stream(reply, request.query, { kind: 'group', group }),
+      async (request, reply) => stream(reply, request.query, { kind: 'group', group }, group),
     )
   }
 })

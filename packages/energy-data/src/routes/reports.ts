@@ -1,9 +1,9 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import Negotiator from 'negotiator'
 import Type from 'typebox'
 import { LANGUAGES } from '../charts/i18n.ts'
 import { sendCached } from '../dashboard/http-cache.ts'
 import { routePlugin } from '../energy-app.ts'
+import { preferredByAccept } from '../negotiation.ts'
 import { PUBLIC_ROUTE } from '../plugins/auth.ts'
 import { type Block, REPORT_FORMATS, type ReportFormat, renderReport } from '../reports/document.ts'
 import {
@@ -105,8 +105,7 @@ const MEDIA_TYPES: Record<string, ReportFormat> = {
 /** The `format` parameter, else the media type `Accept` prefers (RFC 9110 weights), else JSON. */
 export function chooseFormat(format: ReportFormat | undefined, accept: string | undefined): ReportFormat {
   if (format) return format
-  const preferred = new Negotiator({ headers: { accept: accept ?? '*/*' } }).mediaType(Object.keys(MEDIA_TYPES))
-  return (preferred && MEDIA_TYPES[preferred]) || 'json'
+  return preferredByAccept(accept, MEDIA_TYPES) ?? 'json'
 }
 
 function send(

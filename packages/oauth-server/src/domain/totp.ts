@@ -1,57 +1,32 @@
-import { createHmac, randomBytes } from 'node:crypto'
+import { HOTP, Secret, TOTP } from 'otpauth'
 import { safeEqual } from './secrets.ts'
 
 /** RFC 6238 TOTP: HMAC-SHA1, 30-second steps, 6 digits (what authenticator apps expect). */
 const STEP_SECONDS = 30
 const DIGITS = 6
-const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567'
+const ALGORITHM = 'SHA1'
 
 export function generateTotpSecret(): string {
-  return base32Encode(randomBytes(20))
+  return new Secret({ size: 20 }).base32
 }
 
+/** RFC 4648 base32 without padding (otpauth's, as authenticator apps read it). */
 export function base32Encode(bytes: Buffer): string {
-  let bits = 0
-  let value = 0
-  let out = ''
-  for (const byte of bytes) {
-    value = (value << 8) | byte
-    bits += 8
-    while (bits >= 5) {
-      out += ALPHABET[(value >>> (bits - 5)) & 31]
-      bits -= 5
-    }
-  }
-  if (bits > 0) out += ALPHABET[(value << (5 - bits)) & 31]
-  return out
+  return new Secret({ buffer: Uint8Array.from(bytes).buffer }).base32
 }
 
 export function base32Decode(text: string): Buffer {
-  const clean = text.replace(/=+$/, '').toUpperCase()
-  let bits = 0
-  let value = 0
-  const out: number[] = []
-  for (const char of clean) {
-    const index = ALPHABET.indexOf(char)
-    if (index < 0) throw new Error('invalid base32')
-    value = (value << 5) | index
-    bits += 5
-    if (bits >= 8) {
-      out.push((value >>> (bits - 8)) & 255)
-      bits -= 8
-    }
-  }
-  return Buffer.from(out)
+  return Buffer.from(Secret.fromBase32(text.replace(/=+$/, '')).bytes)
 }
 
 /** RFC 4226 HOTP value for one counter. */
 export function hotp(secret: Buffer, counter: number): string {
-  const message = Buffer.alloc(8)
-  message.writeBigUInt64BE(BigInt(counter))
-  const mac = createHmac('sha1', secret).update(message).digest()
-  const offset = (mac[mac.length - 1] as number) & 0x0f
-  const binary = mac.readUInt32BE(offset) & 0x7fffffff
-  return String(binary % 10 ** DIGITS).padStart(DIGITS, '0')
+  return HOTP.generate({
+    secret: new Secret({ buffer: Uint8Array.from(secret).buffer }),
+    algorithm: ALGORITHM,
+    digits: DIGITS,
+    counter,
+  })
 }
 
 export const timeStep = (atMs: number): number => Math.floor(atMs / 1000 / STEP_SECONDS)
@@ -62,7 +37,8 @@ export function totp(secretBase32: string, atMs: number = Date.now()): string {
 
 /**
  * The time step a code matches (current, previous or next step for clock drift), or
- * undefined. Steps at or before `lastStep` are refused: a code is good once.
+ * undefined. Steps at or before `lastStep` are refused: a code is good once (otpauth's
+ * `TOTP.validate` knows no used step, so the window is walked here with its HOTP).
  */
 export function verifyTotp(
   secretBase32: string,
@@ -82,6 +58,12 @@ export function verifyTotp(
 }
 
 export function otpauthUri(secret: string, account: string, issuer: string): string {
-  const label = encodeURIComponent(`${issuer}:${account}`)
-  return `otpauth://totp/${label}?secret=${secret}&issuer=${encodeURIComponent(issuer)}&algorithm=SHA1&digits=6&period=30`
+  return new TOTP({
+    issuer,
+    label: account,
+    secret: Secret.fromBase32(secret),
+    algorithm: ALGORITHM,
+    digits: DIGITS,
+    period: STEP_SECONDS,
+  }).toString()
 }

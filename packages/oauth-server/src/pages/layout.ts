@@ -1,3 +1,4 @@
+import { FAVICON_PATH } from '@campus/shared'
 import type { FastifyReply } from 'fastify'
 import { html, type SafeHtml } from './html.ts'
 
@@ -32,6 +33,7 @@ export function layout(title: string, body: SafeHtml, options: LayoutOptions = {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title}</title>
+<link rel="icon" href="${FAVICON_PATH}" type="image/svg+xml">
 <link rel="stylesheet" href="${STYLESHEET_PATH}">
 ${options.script ? html`<script src="${SCRIPT_PATH}" defer></script>` : ''}
 </head>

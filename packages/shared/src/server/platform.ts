@@ -1,3 +1,5 @@
+import { constants } from 'node:zlib'
+import compress, { type FastifyCompressOptions } from '@fastify/compress'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify'
@@ -5,6 +7,8 @@ import type { Kysely } from 'kysely'
 import type { OpenAPIV3_1 } from 'openapi-types'
 import type { MigrationFile } from '../db/migrator.ts'
 import { type ErrorFormat, HttpError, type ValidationIssue } from '../errors.ts'
+import { type CorsPolicies, registerCors } from './cors.ts'
+import { type FrontDoor, registerFrontDoor } from './front-door.ts'
 import { registerHealth } from './health.ts'
 import { registerMetrics } from './metrics.ts'
 import { toValidationIssues } from './validation.ts'
@@ -16,12 +20,31 @@ export interface PlatformOptions<DB> {
   migrations: MigrationFile[]
   /** Bearer token /metrics requires (METRICS_TOKEN); unset, only this machine may read them. */
   metricsToken?: string | undefined
+  /** Which paths answer other origins, and how (see cors.ts); absent: none. */
+  cors?: CorsPolicies
+  /** `GET /` and the icon. */
+  frontDoor?: FrontDoor
   openapi: {
     info: { title: string; version: string; description?: string; license?: { name: string; url?: string } }
     tags?: Array<{ name: string; description?: string }>
     securitySchemes?: Record<string, OpenAPIV3_1.SecuritySchemeObject>
     healthTags?: string[]
   }
+}
+
+/**
+ * gzip and brotli by Accept-Encoding, streams compressed as they go. Measured by
+ * `bench/compression.ts` on ten years of 15-minute CSV (20.8 MB) and a year of JSON (6.7 MB):
+ * gzip 6 made fewer bytes than brotli 4 (27 % / 12 % against 30 % / 13 %) at a similar speed,
+ * so it goes first when a client takes both at the same weight (browsers do); brotli 11 and
+ * gzip 9 cost many times the CPU for at most 12 % fewer bytes, too slow for a streamed export.
+ * Brotli's window is 256 kB (lgwin 18): with the default 4 MB, a ten-year export peaked at
+ * 198 MB RSS instead of 161 MB, for no fewer bytes.
+ */
+const COMPRESSION: FastifyCompressOptions = {
+  encodings: ['gzip', 'br'],
+  brotliOptions: { params: { [constants.BROTLI_PARAM_QUALITY]: 4, [constants.BROTLI_PARAM_LGWIN]: 18 } },
+  zlibOptions: { level: 6 },
 }
 
 function sendError(reply: FastifyReply, error: HttpError) {
@@ -84,6 +107,9 @@ export async function registerPlatform<DB>(app: FastifyInstance, options: Platfo
     return sendError(reply, errors.internal())
   })
 
+  await app.register(compress, COMPRESSION)
+  if (options.cors) await registerCors(app, options.cors)
+
   app.setNotFoundHandler((request, reply) => sendError(reply, errors.notFound(request.method, request.url)))
 
   await app.register(swagger, {
@@ -97,6 +123,7 @@ export async function registerPlatform<DB>(app: FastifyInstance, options: Platfo
   await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true })
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
 
+  if (options.frontDoor) registerFrontDoor(app, options.frontDoor)
   registerMetrics(app, options.service, { token: options.metricsToken, errors })
   registerHealth(app, { db: options.db, migrations: options.migrations, tags: options.openapi.healthTags })
 }
