@@ -1,4 +1,4 @@
-import { type Database, readMigrations, registerPlatform, serverOptions } from '@campus/shared'
+import { type Database, isEmbedded, readMigrations, registerPlatform, serverOptions } from '@campus/shared'
 import cookie from '@fastify/cookie'
 import formbody from '@fastify/formbody'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
@@ -42,11 +42,6 @@ export interface OAuthAppOptions {
    * embedded PGlite, which one process serves alone.
    */
   crossInstanceInvalidation?: boolean
-}
-
-function isEmbedded(database: Database<OAuthDB>): boolean {
-  const described = database as { embedded?: boolean; kind?: string }
-  return described.embedded === true || described.kind === 'pglite'
 }
 
 /**
