@@ -81,8 +81,9 @@ export async function stopChild(child: ChildProcess): Promise<void> {
   await exited
 }
 
-/** Requests per second over the whole run (autocannon's per-second average is coarse on short runs). */
-export const throughput = (result: CannonResult): number => result.requests.total / result.duration
+/** Successful requests per second over the whole run (autocannon's per-second average is coarse on short runs). */
+export const throughput = (result: CannonResult): number =>
+  Math.max(0, result.requests.total - result.non2xx - result.errors) / result.duration
 
 export function row(name: string, result: CannonResult): string {
   const rps = throughput(result).toFixed(0).padStart(8)
