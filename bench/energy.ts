@@ -10,10 +10,16 @@
  *  1. /data/pv for a year as CSV vs `psql \copy (same rows) to stdout csv`
  *  2. /data/meters for a year as JSON vs a bare pg query + JSON.stringify
  *  3. ten years of one group as CSV: peak RSS of the service process
- *  4. 50 concurrent clients on /data/pv for one day: requests/s and p99 (vs /health/live)
+ *  4. 50 concurrent clients on /data/pv for one day: requests/s and p99 vs a bare Fastify route
+ *     (its own process, a pg pool of the service's size) selecting the same rows from pv_15m and
+ *     answering them as JSON: no key check, no aggregation, no window logic
+ * Each pair is measured side by side in every round (RUNS, BENCH_ROUNDS, at least 3); the goals
+ * print their ratio's minimum and median (`goalLine`).
  */
-import { type ChildProcess, spawn } from 'node:child_process'
+import { type ChildProcess, fork, spawn } from 'node:child_process'
 import { readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { pathToFileURL } from 'node:url'
 import autocannon from 'autocannon'
 import pg from 'pg'
 import { GROUP_COLUMNS } from '../packages/energy-data/src/catalogue/groups.ts'
@@ -22,17 +28,18 @@ import { createApiKey } from '../packages/energy-data/src/repositories/api-keys.
 import { seedEstate } from '../packages/energy-data/src/seed/seed.ts'
 import { energyService } from '../packages/energy-data/src/service.ts'
 import { energyNodeFlags, seedTenYearsOfWater, startEnergyService, TEN_YEARS } from './energy-support.ts'
-import { BENCH_SERVER_URL, benchDatabase } from './support.ts'
+import { BENCH_SERVER_URL, benchDatabase, goalLine, median } from './support.ts'
 
-const ADMIN_URL = process.argv[2] ?? BENCH_SERVER_URL
-const RUNS = 3
+const ADMIN_URL = (process.argv[2] === 'bare' ? undefined : process.argv[2]) ?? BENCH_SERVER_URL
+const RUNS = Math.max(3, Number(process.env.BENCH_ROUNDS ?? 3))
+/** Seconds of each load round (one for ours, one for the bare route). */
+const LOAD_SECONDS = Number(process.env.BENCH_SECONDS ?? 6)
 /** V8 heap sizing: the service's production flags; BENCH_NODE_FLAGS overrides. */
 const NODE_FLAGS = energyNodeFlags(process.env.BENCH_NODE_FLAGS)
 const YEAR = { from: '2025-01-01T00:00:00Z', to: '2025-12-31T23:45:00Z' }
 const METER_IDS = [860, 861, 862, 863, 870, 871, 880, 881, 890, 891]
 
 const line = (text: string) => process.stdout.write(`${text}\n`)
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number
 const ms = (x: number) => `${x.toFixed(0)} ms`
 const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`
 
@@ -135,7 +142,13 @@ async function main() {
     line(
       `   psql \\copy   ${ms(median(psql1))}  ${mb(psqlBytes)}  ${((pvRows / median(psql1)) * 1000).toFixed(0)} rows/s`,
     )
-    line(`   throughput ratio service/psql = ${(median(psql1) / median(api1)).toFixed(2)} (goal >= 0.5)`)
+    line(
+      `   ${goalLine(
+        'a year of /data/pv as CSV, throughput service/psql',
+        api1.map((a, i) => (psql1[i] as number) / a),
+        { atLeast: 0.8 },
+      )}`,
+    )
 
     // 2. a year of /data/meters as JSON vs bare pg + JSON.stringify
     const ids = METER_IDS.map((id) => `ids=${id}`).join('&')
@@ -172,21 +185,47 @@ async function main() {
     line(`2. /data/meters, one year of ${METER_IDS.length} meters as JSON (${meterRows} rows)`)
     line(`   service                 ${ms(median(api2))}  ${mb(metersBytes)}`)
     line(`   pg + JSON.stringify     ${ms(median(bare2))}  ${mb(bareBytes)}`)
-    line(`   time ratio service/bare = ${(median(api2) / median(bare2)).toFixed(2)} (goal <= 2)`)
-
-    // 4. 50 concurrent dashboards asking one day of /data/pv
-    const dayUrl = `${base}/data/pv?start_datetime=2025-06-01&end_datetime=2025-06-01T23:45:00Z`
-    const load = async (target: string) =>
-      autocannon({ url: target, connections: 50, duration: 10, headers: { 'x-api-key': key } })
-    const pvLoad = await load(dayUrl)
-    const liveLoad = await load(`${base}/health/live`)
-    line('')
-    line('4. 50 concurrent clients, 10 s each')
     line(
-      `   /data/pv one day   ${pvLoad.requests.average.toFixed(0)} req/s  p99 ${pvLoad.latency.p99} ms  (${pvLoad.non2xx} non-2xx, ${pvLoad.errors} errors)`,
+      `   ${goalLine(
+        'a year of /data/meters as JSON, time service/bare',
+        api2.map((a, i) => a / (bare2[i] as number)),
+        { atMost: 2 },
+      )}`,
     )
-    line(`   /health/live       ${liveLoad.requests.average.toFixed(0)} req/s  p99 ${liveLoad.latency.p99} ms`)
-    line(`   ratio data/live = ${(pvLoad.requests.average / liveLoad.requests.average).toFixed(2)}`)
+
+    // 4. 50 concurrent dashboards asking one day of /data/pv, against the bare route
+    const day = { from: '2025-06-01T00:00:00Z', to: '2025-06-01T23:45:00Z' }
+    const bareRoute = await startBareRoute(url)
+    try {
+      const dayUrl = `${base}/data/pv?start_datetime=2025-06-01&end_datetime=${day.to}`
+      const bareUrl = `${bareRoute.base}/pv?from=${day.from}&to=${day.to}`
+      const load = async (target: string, duration: number) =>
+        autocannon({ url: target, connections: 50, duration, headers: { 'x-api-key': key } })
+      // warm up both (JIT, pool connections)
+      await load(dayUrl, 2)
+      await load(bareUrl, 2)
+      line('')
+      line(`4. 50 concurrent clients, one day of /data/pv, ${LOAD_SECONDS} s each, alternating`)
+      const ratios: number[] = []
+      for (let round = 1; round <= RUNS; round++) {
+        const bare = await load(bareUrl, LOAD_SECONDS)
+        const ours = await load(dayUrl, LOAD_SECONDS)
+        for (const [name, result] of [
+          ['bare Fastify + pg', bare],
+          ['/data/pv one day ', ours],
+        ] as const) {
+          line(
+            `   round ${round} ${name}  ${result.requests.average.toFixed(0)} req/s  p99 ${result.latency.p99} ms  (${result.non2xx} non-2xx, ${result.errors} errors)`,
+          )
+        }
+        ratios.push(ours.requests.average / bare.requests.average)
+      }
+      line(`   ${goalLine('/data/pv one day, requests/s service/bare route', ratios, { atLeast: 2 })}`)
+    } finally {
+      bareRoute.child.kill('SIGTERM')
+      // the requests autocannon left in flight finish before the service is stopped
+      await new Promise((resolve) => setTimeout(resolve, 1000))
+    }
     line('')
     line(`done in ${((performance.now() - wall) / 1000).toFixed(0)} s`)
   } finally {
@@ -196,7 +235,45 @@ async function main() {
   }
 }
 
-main().catch((error: unknown) => {
-  console.error(error)
-  process.exit(1)
-})
+/** The baseline of the load figure, as its own process: resolves with its address. */
+function startBareRoute(url: string): Promise<{ child: ChildProcess; base: string }> {
+  const child = fork(new URL(import.meta.url).pathname, ['bare', url], {
+    execArgv: ['--experimental-strip-types', '--disable-warning=ExperimentalWarning'],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  })
+  return new Promise((resolve, reject) => {
+    child.once('message', (base) => resolve({ child, base: String(base) }))
+    child.once('exit', (code) => reject(new Error(`the bare route exited with ${code}`)))
+  })
+}
+
+/** A bare Fastify route over a pg pool of the service's size: the rows of pv_15m in a window, as JSON. */
+async function serveBareRoute(url: string): Promise<void> {
+  const fromEnergy = createRequire(new URL('../packages/energy-data/package.json', import.meta.url))
+  const Fastify = (await import(pathToFileURL(fromEnergy.resolve('fastify')).href)).default as (options: object) => {
+    get(path: string, handler: (request: { query: { from: string; to: string } }) => Promise<unknown>): void
+    listen(options: { port: number; host: string }): Promise<string>
+    close(): Promise<void>
+  }
+  const pool = new pg.Pool({ connectionString: url, max: 4 })
+  const text = `select time_15m, ${GROUP_COLUMNS.pv.join(', ')} from pv_15m
+    where time_15m >= $1 and time_15m <= $2 order by time_15m`
+  const app = Fastify({ logger: false })
+  app.get('/pv', async (request) => (await pool.query(text, [request.query.from, request.query.to])).rows)
+  const base = await app.listen({ port: 0, host: '127.0.0.1' })
+  process.send?.(base)
+  process.once('SIGTERM', async () => {
+    await app.close()
+    await pool.end()
+    process.exit(0)
+  })
+}
+
+if (process.argv[2] === 'bare') {
+  await serveBareRoute(process.argv[3] as string)
+} else {
+  main().catch((error: unknown) => {
+    console.error(error)
+    process.exit(1)
+  })
+}

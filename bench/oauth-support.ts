@@ -50,10 +50,18 @@ export async function cannon(
   return { ...result, duration: (performance.now() - started) / 1000 }
 }
 
-/** Forks this script in `mode`; resolves with the first message the child sends (its port and fixtures). */
+/**
+ * Forks this script in `mode`; resolves with the first message the child sends (its port and
+ * fixtures). With BENCH_CPU_PROF=<dir> every server writes a V8 CPU profile there when stopped.
+ */
 export function startChild<T>(script: string, mode: string): Promise<{ child: ChildProcess; ready: T }> {
+  const profile = process.env.BENCH_CPU_PROF
   const child = fork(script, [mode], {
-    execArgv: ['--experimental-strip-types', '--disable-warning=ExperimentalWarning'],
+    execArgv: [
+      '--experimental-strip-types',
+      '--disable-warning=ExperimentalWarning',
+      ...(profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : []),
+    ],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   })
   return new Promise((resolve, reject) => {
@@ -73,8 +81,9 @@ export async function stopChild(child: ChildProcess): Promise<void> {
   await exited
 }
 
-/** Requests per second over the whole run (autocannon's per-second average is coarse on short runs). */
-export const throughput = (result: CannonResult): number => result.requests.total / result.duration
+/** Successful requests per second over the whole run (autocannon's per-second average is coarse on short runs). */
+export const throughput = (result: CannonResult): number =>
+  Math.max(0, result.requests.total - result.non2xx - result.errors) / result.duration
 
 export function row(name: string, result: CannonResult): string {
   const rps = throughput(result).toFixed(0).padStart(8)

@@ -5,7 +5,13 @@
  *   - introspection: POST /token/introspection (RFC 7662) of one live access token.
  * Ours runs on PostgreSQL (BENCH_DATABASE_URL / TEST_DATABASE_URL, default local postgres).
  *
- *   node --experimental-strip-types bench/oauth-tokens.ts   (BENCH_CODES=8000, BENCH_SECONDS=8)
+ * Both servers run at once, each in its own process; every round measures both side by side
+ * for BENCH_SECONDS each (BENCH_ROUNDS, at least 3). Exchanges run for a fixed time, not a fixed
+ * number: autocannon ends a fixed-number run on its next one-second tick, which understated the
+ * faster server by up to a third. Each server makes BENCH_CODES codes per second of exchange
+ * beforehand; only 2xx answers count.
+ *
+ *   node --experimental-strip-types bench/oauth-tokens.ts   (BENCH_CODES=3000, BENCH_SECONDS=4)
  */
 import { createServer } from 'node:http'
 import {
@@ -19,9 +25,12 @@ import {
   stopChild,
   throughput,
 } from './oauth-support.ts'
+import { goalLine } from './support.ts'
 
-const CODES = Number(process.env.BENCH_CODES ?? 8000)
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 8)
+const ROUNDS = Math.max(3, Number(process.env.BENCH_ROUNDS ?? 3))
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 4)
+/** Codes each server makes beforehand: more than the fastest exchanges in every round and a warm-up. */
+const CODES = Number(process.env.BENCH_CODES ?? 3000) * SECONDS * (ROUNDS + 1)
 const script = new URL(import.meta.url).pathname
 const REDIRECT_URI = 'https://bench.example/cb'
 const VERIFIER = 'bench-verifier-0123456789-0123456789-0123456789'
@@ -45,8 +54,9 @@ async function serveOurs(): Promise<void> {
   const { randomUUID } = await import('node:crypto')
   const { database, user, application, secret } = await benchAccount(REDIRECT_URI)
   const codes: string[] = []
-  for (let start = 0; start < CODES; start += 1000) {
-    const batch = Array.from({ length: Math.min(1000, CODES - start) }, () => generateSecret('code'))
+  // one more than the rounds use: the first proves the exchange below
+  for (let start = 0; start <= CODES; start += 1000) {
+    const batch = Array.from({ length: Math.min(1000, CODES + 1 - start) }, () => generateSecret('code'))
     codes.push(...batch)
     await database.db
       .insertInto('authorization_codes')
@@ -164,11 +174,11 @@ async function serveOidcProvider(): Promise<void> {
   })
 }
 
+/** SECONDS of exchanges, each of a code not used before. */
 async function exchange(ready: Ready): Promise<CannonResult> {
-  let next = 0
   const headers = { authorization: ready.authorization, 'content-type': 'application/x-www-form-urlencoded' }
   return cannon(`http://127.0.0.1:${ready.port}`, {
-    amount: ready.codes.length,
+    duration: SECONDS,
     requests: [
       {
         method: 'POST',
@@ -178,7 +188,7 @@ async function exchange(ready: Ready): Promise<CannonResult> {
           ...request,
           body: new URLSearchParams({
             grant_type: 'authorization_code',
-            code: ready.codes[next++ % ready.codes.length] as string,
+            code: ready.codes.pop() as string,
             redirect_uri: REDIRECT_URI,
             code_verifier: VERIFIER,
           }).toString(),
@@ -203,27 +213,32 @@ async function introspect(ready: Ready): Promise<CannonResult> {
 }
 
 async function main(): Promise<void> {
-  const results: Record<string, CannonResult> = {}
-  for (const [name, mode] of [
-    ['ours (PostgreSQL)', 'ours'],
-    ['oidc-provider (memory)', 'oidc'],
-  ] as const) {
-    const { child, ready } = await startChild<Ready>(script, mode)
-    try {
-      results[`${name} code exchange`] = await exchange(ready)
-      results[`${name} introspection`] = await introspect(ready)
-    } finally {
-      await stopChild(child)
+  const ours = await startChild<Ready>(script, 'ours')
+  const oidc = await startChild<Ready>(script, 'oidc')
+  const servers = [
+    ['ours (PostgreSQL)', ours.ready],
+    ['oidc-provider (memory)', oidc.ready],
+  ] as const
+  try {
+    // a warm-up round (JIT, pool connections), not counted
+    for (const [, ready] of servers) await exchange(ready)
+    const ratios = { exchange: [] as number[], introspection: [] as number[] }
+    for (let round = 1; round <= ROUNDS; round++) {
+      const [oursExchange, oidcExchange] = [await exchange(ours.ready), await exchange(oidc.ready)]
+      const [oursIntrospect, oidcIntrospect] = [await introspect(ours.ready), await introspect(oidc.ready)]
+      console.log(row(`${servers[0][0]} code exchange (round ${round})`, oursExchange))
+      console.log(row(`${servers[1][0]} code exchange (round ${round})`, oidcExchange))
+      console.log(row(`${servers[0][0]} introspection (round ${round})`, oursIntrospect))
+      console.log(row(`${servers[1][0]} introspection (round ${round})`, oidcIntrospect))
+      ratios.exchange.push(throughput(oursExchange) / throughput(oidcExchange))
+      ratios.introspection.push(throughput(oursIntrospect) / throughput(oidcIntrospect))
     }
+    console.log(`\n${goalLine('code exchange, requests/s ours/oidc-provider', ratios.exchange, { atLeast: 1 })}`)
+    console.log(goalLine('introspection, requests/s ours/oidc-provider', ratios.introspection, { atLeast: 1 }))
+  } finally {
+    await stopChild(ours.child)
+    await stopChild(oidc.child)
   }
-  for (const [name, result] of Object.entries(results)) console.log(row(name, result))
-  const rps = (key: string) => throughput(results[key] as CannonResult)
-  console.log(
-    `\ncode exchange   ours : oidc-provider = ${(rps('ours (PostgreSQL) code exchange') / rps('oidc-provider (memory) code exchange')).toFixed(2)}x`,
-  )
-  console.log(
-    `introspection   ours : oidc-provider = ${(rps('ours (PostgreSQL) introspection') / rps('oidc-provider (memory) introspection')).toFixed(2)}x`,
-  )
 }
 
 const mode = process.argv[2]

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs'
-import { type Database, readMigrations, registerPlatform, serverOptions } from '@campus/shared'
+import { type Database, isEmbedded, readMigrations, registerPlatform, serverOptions } from '@campus/shared'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { defaultSettings, type EnergySettings } from './config.ts'
@@ -83,7 +83,9 @@ export async function buildApp(options: EnergyAppOptions): Promise<FastifyInstan
   // according to its `config.auth` (see plugins/auth.ts).
   await app.register(authPlugin)
   await app.register(rateLimitPlugin)
-  await app.register(exporterPlugin)
+  await app.register(exporterPlugin, {
+    listenUrl: isEmbedded(options.database) ? undefined : options.database.url,
+  })
 
   for (const routes of [authRoutes, metadataRoutes, dataRoutes, chartRoutes, reportRoutes, dashboardRoutes]) {
     await app.register(routes)

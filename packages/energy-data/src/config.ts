@@ -19,6 +19,12 @@ const EnergyConfigSchema = Type.Object({
     description:
       'Most exports of several slices one process streams at once (each holds about two slices in memory); more: 503',
   }),
+  ENERGY_CACHE_MB: Type.Number({
+    minimum: 0,
+    default: 32,
+    description:
+      'Megabytes of /data answers for windows wholly in the past kept per process (dropped on every instance when an import or seed writes their window); 0 = off',
+  }),
   ENERGY_REQUIRE_KEY_EVERYWHERE: Type.Boolean({
     default: false,
     description: 'Require an API key on the public endpoints too (charts, reports, /auth/public, ...)',
@@ -112,6 +118,8 @@ export interface EnergySettings {
   maxRows: number
   /** Most multi-slice exports streamed at once by this process. */
   maxStreams: number
+  /** Most bytes of /data answers of past windows kept in memory (ENERGY_CACHE_MB); 0 = no cache. */
+  cacheBytes: number
   /** The public views need a key too. */
   requireKeyEverywhere: boolean
   /** Requests per minute and client address on public routes, and per API key. */
@@ -134,6 +142,7 @@ export function settingsFromConfig(config: EnergyConfig): EnergySettings {
     zone: config.ENERGY_TIMEZONE,
     maxRows: config.ENERGY_MAX_ROWS,
     maxStreams: config.ENERGY_MAX_STREAMS,
+    cacheBytes: Math.floor(config.ENERGY_CACHE_MB * 1024 * 1024),
     requireKeyEverywhere: config.ENERGY_REQUIRE_KEY_EVERYWHERE,
     rateLimitPublic: config.ENERGY_RATE_LIMIT_PUBLIC,
     rateLimitKey: config.ENERGY_RATE_LIMIT_KEY,

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs'
-import { type Database, readMigrations, registerPlatform, serverOptions } from '@campus/shared'
+import { type Database, isEmbedded, readMigrations, registerPlatform, serverOptions } from '@campus/shared'
 import cookie from '@fastify/cookie'
 import formbody from '@fastify/formbody'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
@@ -47,11 +47,6 @@ export interface OAuthAppOptions {
 }
 
 const ICON = readFileSync(new URL('./pages/icon.svg', import.meta.url), 'utf8')
-
-function isEmbedded(database: Database<OAuthDB>): boolean {
-  const described = database as { embedded?: boolean; kind?: string }
-  return described.embedded === true || described.kind === 'pglite'
-}
 
 /**
  * The authorization server as a Fastify instance, not listening: the platform (errors, OpenAPI,

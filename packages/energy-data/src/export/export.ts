@@ -10,6 +10,7 @@ import { instantFormatter } from '../domain/time.ts'
 import { DetailError, UnprocessableEntity } from '../errors.ts'
 import { countSeries, planSeries, readSeries, type SeriesRequest, seriesFields } from '../repositories/measurements.ts'
 import { type DataFormat, encoding } from './encoders.ts'
+import type { WindowCache } from './window-cache.ts'
 
 interface ExportRequest extends SeriesRequest {
   format: DataFormat
@@ -18,7 +19,7 @@ interface ExportRequest extends SeriesRequest {
 interface ExportBody {
   contentType: string
   /** The whole body when one slice holds the answer (a dashboard's day), else a stream. */
-  body: string | Readable
+  body: Buffer | Readable
 }
 
 /** What an export needs from the response it feeds. */
@@ -34,6 +35,29 @@ interface ExporterOptions {
   maxRows: number
   /** Most multi-slice exports streamed at once by this process. */
   maxStreams: number
+  /** Answers of windows wholly in the past (one slice), dropped when data is written for them. */
+  cache: WindowCache
+  /** The service's clock: what lies wholly before it is the past. */
+  now: () => number
+}
+
+/** The request as a cache key: what the answer depends on, each list in one order. */
+function cacheKey(request: ExportRequest): string {
+  const { source } = request
+  const normalised =
+    source.kind === 'group'
+      ? source
+      : { ...source, ids: [...source.ids].sort((a, b) => a - b), tags: [...source.tags].sort() }
+  return JSON.stringify([
+    normalised,
+    request.aggregation,
+    request.zone,
+    request.startMs,
+    request.endMs,
+    request.fill,
+    request.coverage,
+    request.format,
+  ])
 }
 
 /** Rows per piece of the response body. */
@@ -42,7 +66,7 @@ const PIECE_ROWS = 100
 const WRITE_CHARS = 32_768
 
 export function createExporter(options: ExporterOptions) {
-  const { pool } = options
+  const { pool, cache } = options
   // each open export holds about two slices in memory however slowly its client reads:
   // bounding their number bounds the memory a crowd of slow clients can pin
   let openStreams = 0
@@ -77,7 +101,15 @@ export function createExporter(options: ExporterOptions) {
   }
 
   return {
+    /** Bytes of answers the cache holds now (at most ENERGY_CACHE_MB). */
+    cachedBytes: (): number => cache.bytes,
+
     async open(request: ExportRequest, context: ExportContext): Promise<ExportBody> {
+      // the caller has authenticated the request: only the body is kept, never the decision
+      const key = cacheKey(request)
+      const cached = await cache.get(key)
+      if (cached) return { contentType: cached.contentType, body: cached.body }
+      const generation = cache.generation
       const plan = await planSeries(pool, request)
       await capRows(request, plan)
       const streaming = plan.edges.length > 2
@@ -89,7 +121,12 @@ export function createExporter(options: ExporterOptions) {
       const first = await rows.next()
       if (!streaming) {
         // one slice is the whole answer: a plain body, no stream machinery
-        const body = begin + (first.done ? '' : encoder.encode(first.value, true)) + encoder.end
+        const body = Buffer.from(begin + (first.done ? '' : encoder.encode(first.value, true)) + encoder.end)
+        if (plan.hi <= options.now()) {
+          const { source } = request
+          const table = source.kind === 'group' ? `${source.group}_15m` : 'data_15m'
+          cache.set(key, { contentType: encoder.contentType, body, table, lo: plan.lo, hi: plan.hi }, generation)
+        }
         return { contentType: encoder.contentType, body }
       }
       async function* pieces(): AsyncGenerator<string> {

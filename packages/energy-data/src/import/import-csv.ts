@@ -6,6 +6,7 @@ import type pg from 'pg'
 import { GROUP_COLUMNS, GROUP_NAMES, type GroupName } from '../catalogue/groups.ts'
 import { isTag } from '../domain/tags.ts'
 import { parseInstant, QUARTER_MS } from '../domain/time.ts'
+import { notifyMeasurementsChanged } from '../repositories/measurement-changes.ts'
 import { splitLine } from './csv.ts'
 
 /**
@@ -88,10 +89,13 @@ async function insertLong(client: pg.PoolClient, rows: unknown[][]) {
   )
 }
 
+/** The instants an import wrote per table, epoch seconds: what it tells the caches it changed. */
+type Touched = Map<string, { from: number; to: number }>
+
 async function importFile(
   client: pg.PoolClient,
   path: string,
-  options: { group?: GroupName | undefined; meters: Set<number> },
+  options: { group?: GroupName | undefined; meters: Set<number>; touched: Touched },
 ): Promise<{ file: string; layout: string; rows: number }> {
   const file = basename(path)
   const problems: Problem[] = []
@@ -109,6 +113,14 @@ async function importFile(
     if (!batch.length || problems.length || !layout) return
     if (layout.kind === 'wide') await insertWide(client, layout.group, layout.columns, batch)
     else await insertLong(client, batch)
+    const table = layout.kind === 'wide' ? `${layout.group}_15m` : 'data_15m'
+    const range = options.touched.get(table) ?? { from: Number.POSITIVE_INFINITY, to: Number.NEGATIVE_INFINITY }
+    for (const row of batch) {
+      const t = row[0] as number
+      if (t < range.from) range.from = t
+      if (t > range.to) range.to = t
+    }
+    options.touched.set(table, range)
     count += batch.length
     batch = []
   }
@@ -221,7 +233,16 @@ export async function importFiles(
     await client.query('begin')
     const meters = new Set((await client.query<{ id: number }>('select id from meters')).rows.map((r) => r.id))
     const imported = []
-    for (const path of paths) imported.push(await importFile(client, path, { group: options.group, meters }))
+    const touched: Touched = new Map()
+    for (const path of paths) imported.push(await importFile(client, path, { group: options.group, meters, touched }))
+    // every instance drops its cached answers of what was written, when (and only if) this commits
+    for (const [table, range] of touched) {
+      await notifyMeasurementsChanged(client, {
+        tables: [table],
+        fromMs: range.from * 1000,
+        toMs: range.to * 1000 + QUARTER_MS,
+      })
+    }
     await client.query('commit')
     return { imported }
   } catch (error) {

@@ -1,12 +1,38 @@
 import fp from 'fastify-plugin'
+import pg from 'pg'
 import type { EnergyApp } from '../energy-app.ts'
 import { createExporter } from '../export/export.ts'
+import { createWindowCache } from '../export/window-cache.ts'
 
-/** Decorates `exporter`: one per process, so its concurrency gate counts every export of the process. */
+/**
+ * Decorates `exporter`: one per process, so its concurrency gate counts every export of the
+ * process, and its cache of past windows (see export/window-cache.ts) serves every request.
+ * The cache hears other instances' imports on a connection of its own to `listenUrl` (not one
+ * of the query pool's few); without it (the embedded database, which one process serves
+ * alone) nothing is cached.
+ */
 export const exporterPlugin = fp(
-  async (app) => {
-    const { pool, settings } = app as EnergyApp
-    app.decorate('exporter', createExporter({ pool, maxRows: settings.maxRows, maxStreams: settings.maxStreams }))
+  async (app, options: { listenUrl: string | undefined }) => {
+    const { pool, settings, now } = app as EnergyApp
+    const listening =
+      options.listenUrl && settings.cacheBytes > 0
+        ? new pg.Pool({ connectionString: options.listenUrl, max: 1, application_name: 'energy-data cache' })
+        : undefined
+    // a connection lost while idle is reported by the listener itself: the pool must not crash the process
+    listening?.on('error', () => {})
+    const cache = createWindowCache({
+      maxBytes: settings.cacheBytes,
+      pool: listening,
+      lost: (error) => app.log.warn({ err: error }, 'data cache channel lost; caching off until it is back'),
+    })
+    app.decorate(
+      'exporter',
+      createExporter({ pool, maxRows: settings.maxRows, maxStreams: settings.maxStreams, cache, now }),
+    )
+    app.addHook('onClose', async () => {
+      await cache.close()
+      await listening?.end()
+    })
   },
   { name: 'energy-exporter', dependencies: ['energy-settings', 'energy-database'] },
 )

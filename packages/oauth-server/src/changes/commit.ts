@@ -2,14 +2,14 @@
  * The change mechanism: every write that changes what a cached lookup returns (a revocation, a
  * rotation, a lock, a profile, two-factor or application change) runs in a transaction opened
  * here, which on commit tells every instance to forget its cached lookups (LISTEN/NOTIFY, see
- * listener.ts) and forgets this instance's. The writers of those rows accept only the handle
+ * notifications.ts in shared) and forgets this instance's. The writers of those rows accept only the handle
  * this gives (`ChangeTransaction`), so a write that skips it does not compile.
  */
 import { randomUUID } from 'node:crypto'
+import { type ChangeListener, type ListeningPool, listenForChanges, notifyChange } from '@campus/shared'
 import type { Kysely, Transaction } from 'kysely'
 import type { Application, OAuthDB } from '../db/schema.ts'
 import type { BearerTokenRow } from '../repositories/tokens.ts'
-import { type CacheListener, listenForCacheChanges, notifyCacheChange, type Pool } from './listener.ts'
 import { TtlCache } from './ttl-cache.ts'
 
 declare const CHANGE: unique symbol
@@ -38,6 +38,9 @@ export interface Changes {
   close(): Promise<void>
 }
 
+/** The LISTEN/NOTIFY channel of the OAuth server's changes (payload: the change's id). */
+export const CACHE_CHANNEL = 'oauth_cache_invalidation'
+
 /** How long a change waits to hear its own notification back before answering anyway. */
 const ECHO_TIMEOUT_MS = 1000
 
@@ -47,7 +50,7 @@ export interface ChangeOptions {
   /** Tell other instances (processes sharing the database) about each change. */
   notify: boolean
   /** Listen to the others' changes on a connection of this pool (with `notify`). */
-  pool?: Pool
+  pool?: ListeningPool
   /** Check the channel before trusting a cache hit (exact across instances, slower). */
   cacheSync?: boolean
   /** The listening connection went away: caching is off until it is back. */
@@ -58,11 +61,11 @@ export function changeMechanism(db: Kysely<OAuthDB>, options: ChangeOptions): Ch
   const tokens = new TtlCache<CachedToken>(options.cacheSeconds)
   const clients = new TtlCache<Application>(options.cacheSeconds, 1000)
   const caches = [tokens, clients]
-  let listener: CacheListener | undefined
+  let listener: ChangeListener | undefined
   if (options.notify && options.pool) {
     // nothing is cached until the listener is up: a change made elsewhere must never go unheard
     for (const cache of caches) cache.disable()
-    listener = listenForCacheChanges(options.pool, {
+    listener = listenForChanges(options.pool, CACHE_CHANNEL, {
       changed: () => {
         for (const cache of caches) cache.clear()
       },
@@ -83,7 +86,7 @@ export function changeMechanism(db: Kysely<OAuthDB>, options: ChangeOptions): Ch
       const heard = listener?.heard(id, ECHO_TIMEOUT_MS)
       const result = await db.transaction().execute(async (trx) => {
         const value = await work(trx as ChangeTransaction)
-        if (options.notify) await notifyCacheChange(trx, id)
+        if (options.notify) await notifyChange(trx, CACHE_CHANNEL, id)
         return value
       })
       // after commit: a lookup racing the transaction may have cached what it changed

@@ -10,11 +10,13 @@ const PRIVATE_PATHS = ['/api/v4/', '/oauth/userinfo']
 export const responseHeadersPlugin = fp(
   async (app) => {
     const { settings } = app as OAuthApp
-    app.addHook('onRequest', async (request, reply) => {
+    // a plain callback: it runs on every request (see registerPlatform)
+    app.addHook('onRequest', (request, reply, done) => {
       // RFC 6797: a browser that reached the https issuer once never falls back to plain http
       if (isHttpsIssuer(settings)) reply.header('strict-transport-security', `max-age=${HSTS_MAX_AGE}`)
       // no shared or browser cache keeps these answers, errors included
       if (PRIVATE_PATHS.some((path) => request.url.startsWith(path))) reply.header('cache-control', 'no-store')
+      done()
     })
   },
   { name: 'oauth-response-headers', dependencies: ['oauth-settings'] },

@@ -11,7 +11,8 @@ const hasNul = (value: unknown): boolean =>
  */
 export const textParametersPlugin = fp(
   async (app) => {
-    app.addHook('preHandler', async (request) => {
+    // a plain callback: it runs on every request (see registerPlatform)
+    app.addHook('preHandler', (request, _reply, done) => {
       for (const [part, values] of [
         ['query', request.query],
         ['body', request.body],
@@ -20,12 +21,14 @@ export const textParametersPlugin = fp(
         if (!values || typeof values !== 'object') continue
         for (const [name, value] of Object.entries(values)) {
           if (hasNul(value)) {
-            throw oauthErrors.validation([
-              { loc: [part, name], msg: 'must not contain the NUL character', type: 'nul' },
-            ])
+            done(
+              oauthErrors.validation([{ loc: [part, name], msg: 'must not contain the NUL character', type: 'nul' }]),
+            )
+            return
           }
         }
       }
+      done()
     })
   },
   { name: 'oauth-text-parameters' },

@@ -9,4 +9,11 @@ export {
   pendingMigrations,
   readMigrations,
 } from './migrator.ts'
-export { ensureMigrated, openServiceDatabase, type ServiceDatabase } from './open.ts'
+export {
+  type ChangeListener,
+  type ChangeListenerEvents,
+  listenForChanges,
+  notifyChange,
+  type Pool as ListeningPool,
+} from './notifications.ts'
+export { ensureMigrated, isEmbedded, openServiceDatabase, type ServiceDatabase } from './open.ts'

@@ -58,3 +58,12 @@ export async function ensureMigrated<DB>(
   }
   await migrate(database.db, files)
 }
+
+/**
+ * Whether one process serves `database` alone (embedded PGlite, or a test's in-memory PGlite):
+ * there is no other instance to tell of a change, and LISTEN/NOTIFY is not relied on there.
+ */
+export function isEmbedded(database: object): boolean {
+  const described = database as { embedded?: boolean; kind?: string }
+  return described.embedded === true || described.kind === 'pglite'
+}

@@ -43,10 +43,11 @@ export function registerMetrics(app: FastifyInstance, service: string, access: M
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [registry],
   })
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     // Unmatched URLs share one label so a scanner cannot blow up the series count.
     const route = request.routeOptions.url ?? 'unmatched'
     duration.observe({ method: request.method, route, status_code: String(reply.statusCode) }, reply.elapsedTime / 1000)
+    done()
   })
   app.get('/metrics', { schema: { hide: true } }, async (request, reply) => {
     const { token, errors } = access

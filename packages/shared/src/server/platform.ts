@@ -59,19 +59,23 @@ function sendError(reply: FastifyReply, error: HttpError) {
 export async function registerPlatform<DB>(app: FastifyInstance, options: PlatformOptions<DB>): Promise<void> {
   const { errors } = options
 
-  app.addHook('onRequest', async (request, reply) => {
+  // hooks of every request are plain callbacks: an async hook costs a promise and a turn of the
+  // microtask queue per request, a few per cent of a cheap route's throughput
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id)
+    done()
   })
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     request.log.info(
       { req: request, res: { statusCode: reply.statusCode }, responseTime: reply.elapsedTime },
       'request',
     )
+    done()
   })
 
   // Ajv's type coercion turns the strings "Infinity" and "NaN" into numbers without checking
   // them; no declared number here is meant to be infinite, so refuse them like any bad value.
-  app.addHook('preHandler', async (request) => {
+  app.addHook('preHandler', (request, _reply, done) => {
     const issues: ValidationIssue[] = []
     for (const [part, values] of [
       ['query', request.query],
@@ -85,7 +89,7 @@ export async function registerPlatform<DB>(app: FastifyInstance, options: Platfo
         }
       }
     }
-    if (issues.length) throw errors.validation(issues)
+    done(issues.length ? errors.validation(issues) : undefined)
   })
 
   app.setErrorHandler((error: FastifyError, request, reply) => {

@@ -1,12 +1,12 @@
 /**
- * Cross-instance invalidation of the lookup caches (PostgreSQL LISTEN/NOTIFY). Every change that
- * must end a cached lookup (revocation, rotation, replay, profile or application change) sends a
- * notification in the transaction that makes it, so it fires on commit; every instance listens
- * on a dedicated connection and clears its caches when one arrives. While that connection is
- * down an instance cannot know what others change, so it stops caching until it is back.
+ * Cross-instance invalidation of caches (PostgreSQL LISTEN/NOTIFY), one mechanism for both
+ * services: every change that must end a cached answer sends a notification on the service's
+ * channel in the transaction that makes it, so it fires on commit; every instance listens on a
+ * dedicated connection and drops what the notification names when it arrives. While that
+ * connection is down an instance cannot know what others change, so it stops caching until it
+ * is back (the `lost` and `listening` events).
  */
-import { type Kysely, sql, type Transaction } from 'kysely'
-import type { OAuthDB } from '../db/schema.ts'
+import { type QueryExecutorProvider, sql } from 'kysely'
 
 /** What the listener needs of a pg pool and its clients. */
 interface PoolClient {
@@ -19,19 +19,21 @@ export interface Pool {
   connect(): Promise<PoolClient>
 }
 
-export const CACHE_CHANNEL = 'oauth_cache_invalidation'
-
 const RECONNECT_MIN_MS = 100
 const RECONNECT_MAX_MS = 5000
 
+/** A pg client or pool, or a kysely instance or transaction. */
+type Queryable = QueryExecutorProvider | { query(text: string, values: unknown[]): Promise<unknown> }
+
 /** Queued by PostgreSQL until the transaction `db` belongs to commits (at once outside one). */
-export async function notifyCacheChange(db: Kysely<OAuthDB> | Transaction<OAuthDB>, id: string): Promise<void> {
-  await sql`select pg_notify(${CACHE_CHANNEL}, ${id})`.execute(db)
+export async function notifyChange(db: Queryable, channel: string, payload: string): Promise<void> {
+  if ('query' in db) await db.query('select pg_notify($1, $2)', [channel, payload])
+  else await sql`select pg_notify(${channel}, ${payload})`.execute(db)
 }
 
-export interface CacheListener {
+export interface ChangeListener {
   /**
-   * Resolves once this instance hears notification `id` back (PostgreSQL has signalled every
+   * Resolves once this instance hears a notification whose payload is `id` back (PostgreSQL has signalled every
    * listener by then), or after `timeoutMs`; at once while not listening.
    */
   heard(id: string, timeoutMs: number): Promise<void>
@@ -45,17 +47,21 @@ export interface CacheListener {
   close(): Promise<void>
 }
 
-export interface CacheListenerEvents {
-  /** Another change was committed somewhere: drop every cached lookup. */
-  changed(): void
+export interface ChangeListenerEvents {
+  /** A change was committed somewhere (`payload` says what it touched): drop what it ends. */
+  changed(payload: string): void
   /** The listening connection is up: caching is safe again (after dropping what was cached). */
   listening(): void
   /** The listening connection is gone: stop caching until `listening`. */
   lost(error: unknown): void
 }
 
-/** Holds one connection of `pool` for LISTEN, reconnecting with backoff while the database is away. */
-export function listenForCacheChanges(pool: Pool, events: CacheListenerEvents): CacheListener {
+/**
+ * Holds one connection of `pool` for LISTEN on `channel` (a plain identifier), reconnecting with
+ * backoff while the database is away.
+ */
+export function listenForChanges(pool: Pool, channel: string, events: ChangeListenerEvents): ChangeListener {
+  if (!/^[a-z_][a-z0-9_]*$/.test(channel)) throw new Error(`not a channel name: ${channel}`)
   let closed = false
   /** The connection listening now, and how to let go of it without treating that as a loss. */
   let active: { client: PoolClient; retire(): void } | undefined
@@ -102,13 +108,13 @@ export function listenForCacheChanges(pool: Pool, events: CacheListenerEvents): 
     try {
       current = await pool.connect()
       current.on('notification', (message) => {
-        events.changed()
-        const id = (message as { payload?: string }).payload
-        if (id) waiting.get(id)?.()
+        const payload = (message as { payload?: string }).payload ?? ''
+        events.changed(payload)
+        if (payload) waiting.get(payload)?.()
       })
       current.on('error', drop)
       current.on('end', () => drop(new Error('the listening connection ended')))
-      await current.query(`LISTEN ${CACHE_CHANNEL}`)
+      await current.query(`LISTEN ${channel}`)
       if (closed) {
         dead = true
         current.release()
@@ -159,7 +165,7 @@ export function listenForCacheChanges(pool: Pool, events: CacheListenerEvents): 
       if (last) {
         last.retire()
         last.client.removeAllListeners('notification')
-        await last.client.query(`UNLISTEN ${CACHE_CHANNEL}`).catch(() => {})
+        await last.client.query(`UNLISTEN ${channel}`).catch(() => {})
         last.client.release()
       }
     },

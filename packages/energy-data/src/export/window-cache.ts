@@ -1,0 +1,114 @@
+/**
+ * Answers of `/data` for windows wholly in the past, kept after the key check has passed (the
+ * body, never the decision): a past quarter hour changes only when data is imported or seeded
+ * for it, and every import and seed says so on `MEASUREMENTS_CHANNEL` in its own transaction.
+ * Each instance listens (LISTEN/NOTIFY, `listenForChanges` of shared) and drops the answers
+ * whose window and table a change touches; before trusting a hit it makes sure it has heard
+ * every change committed so far (one round trip on the listening connection, shared by the
+ * requests that wait at the same time), so an import is visible at once on every instance.
+ * Bounded in bytes (`ENERGY_CACHE_MB`) by lru-cache; nothing is cached while not listening.
+ */
+import { type ChangeListener, type ListeningPool, listenForChanges } from '@campus/shared'
+import { LRUCache } from 'lru-cache'
+import { decodeMeasurementsChange, MEASUREMENTS_CHANNEL } from '../repositories/measurement-changes.ts'
+
+/** One cached answer: its body and the stored rows it was read from (table, [lo, hi) in epoch ms). */
+export interface CachedAnswer {
+  contentType: string
+  body: Buffer
+  table: string
+  lo: number
+  hi: number
+}
+
+export interface WindowCache {
+  /**
+   * The cached answer of `key`, when there is one no change has ended. `generation` is taken
+   * before reading, so that `set` can tell whether a change arrived meanwhile.
+   */
+  get(key: string): Promise<CachedAnswer | undefined>
+  /** Counts the changes heard: an answer read across a change is not kept. */
+  readonly generation: number
+  /** Keeps `answer` unless a change was heard since `generation` or caching is off. */
+  set(key: string, answer: CachedAnswer, generation: number): void
+  /** Bytes held now (the sum of the bodies). */
+  readonly bytes: number
+  close(): Promise<void>
+}
+
+export interface WindowCacheOptions {
+  /** Most bytes of bodies held; 0 turns the cache off. */
+  maxBytes: number
+  /** Where to listen for changes; without it (embedded database) nothing is cached. */
+  pool?: ListeningPool | undefined
+  /** The listening connection went away: caching is off until it is back. */
+  lost?: (error: unknown) => void
+}
+
+export function createWindowCache(options: WindowCacheOptions): WindowCache {
+  let generation = 0
+  let listening = false
+  if (options.maxBytes <= 0 || !options.pool) {
+    return {
+      get: async () => undefined,
+      generation,
+      set: () => {},
+      bytes: 0,
+      close: async () => {},
+    }
+  }
+  const answers = new LRUCache<string, CachedAnswer>({
+    maxSize: options.maxBytes,
+    // an answer larger than the whole cache is not kept at all
+    maxEntrySize: options.maxBytes,
+    sizeCalculation: (answer) => Math.max(1, answer.body.length),
+  })
+  const drop = (touched: (answer: CachedAnswer) => boolean) => {
+    for (const [key, answer] of answers.entries()) if (touched(answer)) answers.delete(key)
+  }
+  const listener: ChangeListener = listenForChanges(options.pool, MEASUREMENTS_CHANNEL, {
+    changed: (payload) => {
+      generation++
+      const change = decodeMeasurementsChange(payload)
+      if (!change) {
+        answers.clear()
+        return
+      }
+      const tables = new Set(change.tables)
+      drop((a) => tables.has(a.table) && a.lo < change.toMs && change.fromMs < a.hi)
+    },
+    listening: () => {
+      generation++
+      answers.clear()
+      listening = true
+    },
+    lost: (error) => {
+      generation++
+      listening = false
+      answers.clear()
+      options.lost?.(error)
+    },
+  })
+  return {
+    async get(key) {
+      if (!listening || !answers.has(key)) return undefined
+      // a change committed elsewhere just before this request must not be missed
+      await listener.sync()
+      return listening ? answers.get(key) : undefined
+    },
+    get generation() {
+      return generation
+    },
+    set(key, answer, since) {
+      if (listening && since === generation) answers.set(key, answer)
+    },
+    get bytes() {
+      return answers.calculatedSize
+    },
+    async close() {
+      listening = false
+      answers.clear()
+      await listener.close()
+    },
+  }
+}
