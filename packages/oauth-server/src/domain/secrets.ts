@@ -41,7 +41,10 @@ export function derive(secret: string, purpose: string): string {
   return createHmac('sha256', secret).update(purpose).digest('base64url')
 }
 
-/** Public application ids: random, not secret, no prefix needed by clients. */
+/**
+ * Public application ids: random, not secret, in GitLab's form (64 hex characters, Doorkeeper's
+ * `hex` generator). Never starting with `-`, an id can follow `--client-id` on a command line.
+ */
 export function generateClientId(): string {
-  return randomBytes(24).toString('base64url')
+  return randomBytes(32).toString('hex')
 }

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { s256, verifierMatches } from '../../src/domain/pkce.ts'
 import { matchRedirectUri, redirectUriProblem } from '../../src/domain/redirect-uri.ts'
 import { resolveScopes } from '../../src/domain/scopes.ts'
-import { digest, generateSecret, matchesDigest } from '../../src/domain/secrets.ts'
+import { digest, generateClientId, generateSecret, matchesDigest } from '../../src/domain/secrets.ts'
 import { base32Encode, hotp, verifyTotp } from '../../src/domain/totp.ts'
 
 describe('RFC 7636 appendix B: S256 challenge', () => {
@@ -113,5 +113,13 @@ describe('sealed TOTP secrets', () => {
     expect(openSecret(key, sealed, 'users.otp_secret')).toBe('JBSWY3DPEHPK3PXP')
     expect(() => openSecret(randomBytes(32), sealed, 'users.otp_secret')).toThrow()
     expect(() => openSecret(key, sealed, 'other')).toThrow()
+  })
+})
+
+describe('application ids', () => {
+  it("take GitLab's form (64 hex characters), so none starts with a dash a command line would read as a flag", () => {
+    const ids = Array.from({ length: 2000 }, generateClientId)
+    for (const id of ids) expect(id).toMatch(/^[0-9a-f]{64}$/)
+    expect(new Set(ids).size).toBe(ids.length)
   })
 })
