@@ -132,7 +132,7 @@ describe('GET /dashboard with sign-in', () => {
     staleSeconds: 60,
   }
 
-  it('offers sign-in and lets the page reach the OAuth server, and only it, when a browser client is configured', async () => {
+  it('offers sign-in and lets the page reach the OAuth server, and only it, when a browser client is configured; so does Swagger UI', async () => {
     const signIn = await startHarness({ settings: { oauth: { ...oauth, browserClientId: 'energy-dashboard' } } })
     const tokensOnly = await startHarness({ settings: { oauth } })
     try {
@@ -149,6 +149,16 @@ describe('GET /dashboard with sign-in', () => {
       const plain = await tokensOnly.app.inject({ url: '/dashboard' })
       expect(plain.headers['content-security-policy']).toMatch(CSP)
       expect(plain.body).not.toContain('class="account"')
+
+      // Swagger UI's Authorize: the same client by code + PKCE, and the OAuth server reachable from /docs
+      const init = await signIn.app.inject({ url: '/docs/static/swagger-initializer.js' })
+      expect(init.body).toContain(
+        'ui.initOAuth({"clientId":"energy-dashboard","scopes":["read_energy"],"usePkceWithAuthorizationCodeGrant":true})',
+      )
+      expect(init.headers['content-security-policy']).toMatch(/; connect-src 'self' https:\/\/login\.example:8443;$/)
+      const plainInit = await tokensOnly.app.inject({ url: '/docs/static/swagger-initializer.js' })
+      expect(plainInit.body).toContain('ui.initOAuth({})')
+      expect(plainInit.headers['content-security-policy']).not.toContain('connect-src')
     } finally {
       await Promise.all([signIn.close(), tokensOnly.close()])
     }

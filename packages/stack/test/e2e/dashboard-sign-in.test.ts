@@ -137,4 +137,48 @@ describeInBrowser('dashboard sign-in in Chromium', () => {
       .toBe(401)
     await context.close()
   })
+
+  it("authorizes Swagger UI by code + PKCE: its Authorize button's token calls a key-protected endpoint", async () => {
+    const context = await browser.newContext()
+    const page = await context.newPage()
+    await page.goto(`${energy.url}/docs`)
+    await page.locator('button.authorize').first().click()
+    const dialog = page.locator('.modal-ux')
+    // client id and scope come from the service's configuration (initOAuth)
+    await expect.poll(() => dialog.locator('#client_id_authorizationCode').inputValue()).toBe('energy-dashboard')
+    const popupOpened = context.waitForEvent('page')
+    await dialog.locator('.auth-btn-wrapper button.authorize').last().click()
+    const popup = await popupOpened
+    await expect.poll(() => popup.url()).toContain(`${oauth.url}/users/sign_in`)
+    await popup.getByLabel('Username or email').fill('dana')
+    await popup.getByLabel('Password').fill(PASSWORD)
+    const tokenRequest = page.waitForRequest((r) => r.url() === `${oauth.url}/oauth/token`)
+    await popup.getByRole('button', { name: 'Sign in' }).click()
+    const body = new URLSearchParams((await tokenRequest).postData() ?? '')
+    expect(body.get('grant_type')).toBe('authorization_code')
+    // a public client: the OAuth server redeems its code only with the verifier of the S256 challenge
+    expect(body.get('code_verifier')).toMatch(/^[\w-]{43,128}$/)
+    expect(body.get('redirect_uri')).toBe(`${energy.url}/docs/static/oauth2-redirect.html`)
+    const token = await (await tokenRequest).response()
+    expect(token?.status()).toBe(200)
+    expect(await token?.json()).toMatchObject({ token_type: 'Bearer', scope: 'read_energy' })
+    await expect
+      .poll(() => dialog.locator('button', { hasText: 'Logout' }).count(), { timeout: 20_000 })
+      .toBeGreaterThan(0)
+    await dialog.locator('button.close-modal').first().click()
+
+    // Try it out on GET /auth/protected: the request carries the token, the answer names dana
+    const operation = page.locator('#operations-Developers-get_auth_protected')
+    await operation.locator('.opblock-summary').click()
+    await operation.getByRole('button', { name: 'Try it out' }).click()
+    const call = page.waitForResponse((r) => new URL(r.url()).pathname === '/auth/protected')
+    await operation.getByRole('button', { name: 'Execute' }).click()
+    const answer = await call
+    expect(answer.request().headers().authorization).toMatch(/^Bearer \S{20,}$/)
+    expect(answer.status()).toBe(200)
+    expect(await answer.json()).toEqual({ status: 'authenticated', user: 'dana' })
+    await expect.poll(() => operation.locator('.live-responses-table tbody').innerText()).toContain('"user": "dana"')
+    await screenshot(page, 'swagger-authorized')
+    await context.close()
+  })
 })
