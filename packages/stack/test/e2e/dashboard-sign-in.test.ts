@@ -177,7 +177,7 @@ describeInBrowser('dashboard sign-in in Chromium', () => {
     expect(answer.request().headers().authorization).toMatch(/^Bearer \S{20,}$/)
     expect(answer.status()).toBe(200)
     expect(await answer.json()).toEqual({ status: 'authenticated', user: 'dana' })
-    await expect.poll(() => operation.locator('.live-responses-table tbody').innerText()).toContain('"user": "dana"')
+    await expect.poll(() => operation.locator('.live-responses-table tbody').textContent()).toContain('"user": "dana"')
     await screenshot(page, 'swagger-authorized')
     await context.close()
   })
