@@ -6,7 +6,7 @@ import { defaultSettings, type EnergySettings } from './config.ts'
 import type { EnergyDatabase } from './db/schema.ts'
 import { isTimeZone } from './domain/time.ts'
 import { energyErrors } from './errors.ts'
-import { authPlugin, securitySchemes } from './plugins/auth.ts'
+import { authPlugin, READ_ENERGY, securitySchemes } from './plugins/auth.ts'
 import { databasePlugin } from './plugins/database.ts'
 import { exporterPlugin } from './plugins/exporter.ts'
 import { rateLimitPlugin } from './plugins/rate-limit.ts'
@@ -77,6 +77,15 @@ export async function buildApp(options: EnergyAppOptions): Promise<FastifyInstan
       securitySchemes: securitySchemes(settings.oauth),
       healthTags: ['Developers'],
     },
+    ...(settings.oauth?.browserClientId
+      ? {
+          swaggerOAuth: {
+            clientId: settings.oauth.browserClientId,
+            issuer: settings.oauth.issuer,
+            scopes: [READ_ENERGY],
+          },
+        }
+      : {}),
   })
 
   // Guards first: every route registered after these two is authenticated and rate limited

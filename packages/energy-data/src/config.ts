@@ -62,6 +62,13 @@ const EnergyConfigSchema = Type.Object({
   ENERGY_OAUTH_CLIENT_SECRET: Type.Optional(
     Type.String({ minLength: 1, description: 'Its secret; required with ENERGY_OAUTH_ISSUER' }),
   ),
+  ENERGY_OAUTH_BROWSER_CLIENT_ID: Type.Optional(
+    Type.String({
+      minLength: 1,
+      description:
+        'Client id of a public application at the OAuth server (scope read_energy, redirect URIs PUBLIC/dashboard and PUBLIC/docs/static/oauth2-redirect.html): the dashboard signs people in with it, Swagger UI authorizes with it; unset = no sign-in',
+    }),
+  ),
   ENERGY_TOKEN_CACHE_SECONDS: Type.Integer({
     minimum: 0,
     maximum: 300,
@@ -165,6 +172,7 @@ function oauthSettings(config: EnergyConfig): IntrospectionSettings | undefined 
     ...(config.ENERGY_OAUTH_URL ? { reachAt: config.ENERGY_OAUTH_URL.replace(/\/+$/, '') } : {}),
     clientId: config.ENERGY_OAUTH_CLIENT_ID,
     clientSecret,
+    ...(config.ENERGY_OAUTH_BROWSER_CLIENT_ID ? { browserClientId: config.ENERGY_OAUTH_BROWSER_CLIENT_ID } : {}),
     cacheSeconds: config.ENERGY_TOKEN_CACHE_SECONDS,
     staleSeconds: config.ENERGY_TOKEN_STALE_SECONDS,
   }

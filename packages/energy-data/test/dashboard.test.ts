@@ -122,3 +122,45 @@ describe('GET /dashboard/assets/:name', () => {
     ).toBe(304)
   })
 })
+
+describe('GET /dashboard with sign-in', () => {
+  const oauth = {
+    issuer: 'https://login.example:8443',
+    clientId: 'energy-data',
+    clientSecret: 'secret',
+    cacheSeconds: 5,
+    staleSeconds: 60,
+  }
+
+  it('offers sign-in and lets the page reach the OAuth server, and only it, when a browser client is configured; so does Swagger UI', async () => {
+    const signIn = await startHarness({ settings: { oauth: { ...oauth, browserClientId: 'energy-dashboard' } } })
+    const tokensOnly = await startHarness({ settings: { oauth } })
+    try {
+      const res = await signIn.app.inject({ url: '/dashboard?lang=en&code=abc&state=xyz&iss=https%3A%2F%2Fx' })
+      expect(res.statusCode).toBe(200)
+      expect(res.headers['content-security-policy']).toContain(
+        "connect-src 'self' https://login.example:8443; base-uri 'none'; form-action 'self'",
+      )
+      expect(res.body).toContain(
+        '<section class="account" aria-label="Account" data-issuer="https://login.example:8443" data-client-id="energy-dashboard">',
+      )
+      expect(res.body).toContain('<button type="button" class="sign-in">Sign in</button>')
+      // an OAuth server without a browser client: tokens accepted, nobody signed in here
+      const plain = await tokensOnly.app.inject({ url: '/dashboard' })
+      expect(plain.headers['content-security-policy']).toMatch(CSP)
+      expect(plain.body).not.toContain('class="account"')
+
+      // Swagger UI's Authorize: the same client by code + PKCE, and the OAuth server reachable from /docs
+      const init = await signIn.app.inject({ url: '/docs/static/swagger-initializer.js' })
+      expect(init.body).toContain(
+        'ui.initOAuth({"clientId":"energy-dashboard","scopes":["read_energy"],"usePkceWithAuthorizationCodeGrant":true})',
+      )
+      expect(init.headers['content-security-policy']).toMatch(/; connect-src 'self' https:\/\/login\.example:8443;$/)
+      const plainInit = await tokensOnly.app.inject({ url: '/docs/static/swagger-initializer.js' })
+      expect(plainInit.body).toContain('ui.initOAuth({})')
+      expect(plainInit.headers['content-security-policy']).not.toContain('connect-src')
+    } finally {
+      await Promise.all([signIn.close(), tokensOnly.close()])
+    }
+  })
+})

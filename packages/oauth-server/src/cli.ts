@@ -17,7 +17,13 @@ import {
   usageError,
 } from '@campus/shared'
 import type { Kysely } from 'kysely'
-import { AccountError, createApplication, createPersonalAccessToken, createUser } from './accounts.ts'
+import {
+  AccountError,
+  applicationProblems,
+  createApplication,
+  createPersonalAccessToken,
+  createUser,
+} from './accounts.ts'
 import { type Changes, changeMechanism } from './changes/commit.ts'
 import { loadOAuthConfig, type OAuthSettings, settingsFromConfig } from './config.ts'
 import type { Application, OAuthDB } from './db/schema.ts'
@@ -31,6 +37,7 @@ import {
   findApplicationByUid,
   setApplicationGrantTypes,
   setApplicationTrusted,
+  upsertFirstPartyApplication,
   upsertResourceServer,
 } from './repositories/applications.ts'
 import { countUsers } from './repositories/users.ts'
@@ -190,6 +197,28 @@ const commands: Record<string, Command<Context>> = {
         upsertResourceServer(trx, { uid, name, secretDigest: digest(secret) }),
       )
       return { ...applicationSummary(application), resource_server: application.resource_server }
+    },
+  },
+
+  'browser-app:register': {
+    usage: 'browser-app:register --client-id ID --name NAME --redirect-uri URI... --scopes "read_energy"',
+    async run({ changes }, args) {
+      const { values: v } = parseFlags(args, {
+        'client-id': { type: 'string' },
+        name: { type: 'string' },
+        'redirect-uri': { type: 'string', multiple: true },
+        scopes: { type: 'string' },
+      })
+      const input = {
+        uid: requiredFlag(v['client-id'], 'client-id'),
+        name: requiredFlag(v.name, 'name'),
+        redirectUris: v['redirect-uri'] ?? [],
+        scopes: parseScope(requiredFlag(v.scopes, 'scopes')),
+      }
+      const problems = applicationProblems({ ...input, confidential: false, trusted: true })
+      if (problems.length) throw usageError(problems.map((p) => p.message).join('; '))
+      const application = await changes.commit((trx) => upsertFirstPartyApplication(trx, input))
+      return applicationSummary(application)
     },
   },
 

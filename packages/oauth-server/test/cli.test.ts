@@ -157,6 +157,53 @@ describe('pnpm oauth resource-server:register', () => {
   })
 })
 
+describe('pnpm oauth browser-app:register', () => {
+  it('registers a public, trusted, instance-wide application once and brings it to new redirect URIs on the next call; the demo ignores it', async () => {
+    const register = (url: string, ...redirects: string[]) =>
+      oauthOn(
+        url,
+        'browser-app:register',
+        '--client-id',
+        'energy-dashboard',
+        '--name',
+        'Energy dashboard',
+        '--scopes',
+        'read_energy',
+        ...redirects.flatMap((r) => ['--redirect-uri', r]),
+      )
+    const first = register(server.database.url, 'http://127.0.0.1:8000/dashboard')
+    expect(first).toMatchObject({
+      status: 0,
+      json: {
+        client_id: 'energy-dashboard',
+        confidential: false,
+        trusted: true,
+        scopes: ['read_energy'],
+        grant_types: ['authorization_code'],
+        redirect_uris: ['http://127.0.0.1:8000/dashboard'],
+      },
+    })
+    const second = register(server.database.url, 'https://energy.example/dashboard', 'https://energy.example/docs/x')
+    expect(second.json).toMatchObject({
+      id: first.json.id,
+      redirect_uris: ['https://energy.example/dashboard', 'https://energy.example/docs/x'],
+    })
+    // the rules of every application: a plain-http redirect off loopback, no redirect at all
+    const refused = register(server.database.url, 'http://energy.example/dashboard')
+    expect(refused.status).toBe(2)
+    expect(refused.stderr).toContain('must use https')
+    expect(register(server.database.url).status).toBe(2)
+
+    const empty = await createTestDatabase('oauth', oauthService.migrationsDir)
+    try {
+      expect(register(empty.url, 'http://127.0.0.1:8000/dashboard').status).toBe(0)
+      expect(oauthOn(empty.url, 'demo').json).toMatchObject({ demo: 'prepared' })
+    } finally {
+      await empty.close()
+    }
+  })
+})
+
 describe('pnpm oauth: the shared command-line shape', () => {
   it('a usage mistake exits 2 with the usage lines on stderr and nothing on stdout', () => {
     for (const args of [[], ['nope'], ['user:create', '--username', 'x'], ['user:create', '--bogus'], ['pat:create']]) {

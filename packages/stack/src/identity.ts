@@ -1,7 +1,9 @@
 /**
  * One identity across the stack: the data API accepts the OAuth server's access tokens, checking
- * them by introspection as a resource server registered there. On every start the stack makes
- * sure of the registration (idempotent) and hands the data API the issuer and its secret; the
+ * them by introspection as a resource server registered there, and signs people in through a
+ * public, trusted first-party application (the dashboard and Swagger UI). On every start the stack
+ * makes sure of both registrations (idempotent) and hands the data API the issuer, the browser
+ * client id and its own secret; the
  * secret is made once and kept in `DATA_DIR/energy-oauth-client.secret` (0600).
  */
 import { randomBytes } from 'node:crypto'
@@ -14,6 +16,15 @@ import type { StackConfig } from './services.ts'
 
 /** The data API's client id at the OAuth server. */
 export const ENERGY_CLIENT_ID = 'energy-data'
+
+/** The client id of the data API's browser side (dashboard sign-in, Swagger UI's Authorize). */
+export const ENERGY_BROWSER_CLIENT_ID = 'energy-dashboard'
+
+/** Where the OAuth server sends the browser back: the dashboard, and Swagger UI's redirect page. */
+export const browserRedirectUris = (energyUrl: string): string[] => [
+  `${energyUrl}/dashboard`,
+  `${energyUrl}/docs/static/oauth2-redirect.html`,
+]
 
 /** The secret of the data API's client, made on first start. */
 function clientSecretFile(config: StackConfig): { file: string; secret: string } {
@@ -32,30 +43,45 @@ export async function wireIdentity(
   onLine: (line: string, stream: 'stdout' | 'stderr') => void,
 ): Promise<Record<string, string>> {
   const { file, secret } = clientSecretFile(config)
-  const register = spawnService(oauthService, {
-    entry: 'cli',
-    args: [
-      'resource-server:register',
-      '--client-id',
-      ENERGY_CLIENT_ID,
-      '--name',
-      'Energy data API',
-      '--secret-file',
-      file,
-    ],
-    env: { [oauthService.databaseUrlEnv]: oauthDatabaseUrl, MIGRATE_ON_START: 'false' },
-    maxOutput: 64 * 1024,
-  })
-  const code = await register.exited
-  if (code !== 0) {
-    for (const line of register.output().split('\n').filter(Boolean)) onLine(line, 'stderr')
-    throw new Error(`the data API could not be registered at the OAuth server (exit ${code})`)
+  const energyUrl = `http://${config.HOST}:${serviceEndpoints(energyService, config).port}`
+  const register = async (args: string[]) => {
+    const command = spawnService(oauthService, {
+      entry: 'cli',
+      args,
+      env: { [oauthService.databaseUrlEnv]: oauthDatabaseUrl, MIGRATE_ON_START: 'false' },
+      maxOutput: 64 * 1024,
+    })
+    const code = await command.exited
+    if (code !== 0) {
+      for (const line of command.output().split('\n').filter(Boolean)) onLine(line, 'stderr')
+      throw new Error(`${args[0]} at the OAuth server failed (exit ${code})`)
+    }
   }
+  await register([
+    'resource-server:register',
+    '--client-id',
+    ENERGY_CLIENT_ID,
+    '--name',
+    'Energy data API',
+    '--secret-file',
+    file,
+  ])
+  await register([
+    'browser-app:register',
+    '--client-id',
+    ENERGY_BROWSER_CLIENT_ID,
+    '--name',
+    'Energy dashboard',
+    '--scopes',
+    'read_energy',
+    ...browserRedirectUris(energyUrl).flatMap((uri) => ['--redirect-uri', uri]),
+  ])
   const issuer = process.env.OAUTH_ISSUER ?? `http://${config.HOST}:${serviceEndpoints(oauthService, config).port}`
   return {
     ENERGY_OAUTH_ISSUER: process.env.ENERGY_OAUTH_ISSUER ?? issuer,
     ENERGY_OAUTH_CLIENT_ID: ENERGY_CLIENT_ID,
     ENERGY_OAUTH_CLIENT_SECRET: secret,
+    ENERGY_OAUTH_BROWSER_CLIENT_ID: ENERGY_BROWSER_CLIENT_ID,
   }
 }
 

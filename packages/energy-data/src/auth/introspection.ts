@@ -21,6 +21,8 @@ export interface IntrospectionSettings {
   reachAt?: string
   clientId: string
   clientSecret: string
+  /** The public application the dashboard and Swagger UI sign people in with (code + PKCE); none: no sign-in. */
+  browserClientId?: string
   /** How long an active answer is trusted: the bound on revocation. */
   cacheSeconds: number
   /** How long an active answer may serve while the OAuth server cannot be reached. */

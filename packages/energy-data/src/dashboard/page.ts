@@ -8,6 +8,9 @@ const TEXT = {
     en: 'Photovoltaic, energy balance and water, quarter hour by quarter hour (local time {zone}).',
   },
   language: { it: 'Lingua', en: 'Language' },
+  account: { it: 'Accesso', en: 'Account' },
+  signIn: { it: 'Accedi', en: 'Sign in' },
+  signOut: { it: 'Esci', en: 'Sign out' },
   loading: { it: 'Caricamento…', en: 'Loading…' },
   reports: { it: 'Rapporti', en: 'Reports' },
   api: { it: 'Documentazione API', en: 'API documentation' },
@@ -58,8 +61,22 @@ export interface DataStatus {
   zone: string
 }
 
+/** Where the dashboard signs people in: the OAuth server's issuer and the public client's id. */
+export interface SignIn {
+  issuer: string
+  clientId: string
+}
+
+const attribute = (value: string) =>
+  value.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;')
+
 /** The dashboard page: markup only; the drawing is done by the served script, so the CSP allows no inline code. */
-export function dashboardPage(lang: Language, charts: readonly ChartName[], status: DataStatus): string {
+export function dashboardPage(
+  lang: Language,
+  charts: readonly ChartName[],
+  status: DataStatus,
+  signIn?: SignIn,
+): string {
   const { zone } = status
   const untilText = (name: ChartName) => {
     const until = status.until[name]
@@ -89,6 +106,15 @@ export function dashboardPage(lang: Language, charts: readonly ChartName[], stat
         `<a href="/dashboard?lang=${l}" hreflang="${l}" lang="${l}"${l === lang ? ' aria-current="page"' : ''}>${LANGUAGE_NAMES[l]}</a>`,
     )
     .join('')
+  // the script signs in (code + PKCE) with these; without them the page has no account controls
+  const account = signIn
+    ? `    <section class="account" aria-label="${TEXT.account[lang]}" data-issuer="${attribute(signIn.issuer)}" data-client-id="${attribute(signIn.clientId)}">
+      <span class="who" aria-live="polite"></span>
+      <button type="button" class="sign-in">${TEXT.signIn[lang]}</button>
+      <button type="button" class="sign-out" hidden>${TEXT.signOut[lang]}</button>
+    </section>
+`
+    : ''
   const reportFormat = `format=text&amp;lang=${lang}`
   return `<!doctype html>
 <html lang="${lang}">
@@ -108,7 +134,7 @@ export function dashboardPage(lang: Language, charts: readonly ChartName[], stat
       <p>${TEXT.intro[lang].replace('{zone}', zone)}</p>
     </div>
     <nav class="lang" aria-label="${TEXT.language[lang]}">${switcher}</nav>
-  </header>
+${account}  </header>
   <noscript><p class="notice">${TEXT.noscript[lang]}</p></noscript>
 ${warning}  <main>
 ${figures}

@@ -9,6 +9,9 @@ const AuthStatus = Type.Object(
   {
     status: Type.String({ description: '`authenticated` with a valid key, `public` without one' }),
     key: Type.Optional(Type.String({ description: 'Name of the key the request carried' })),
+    user: Type.Optional(
+      Type.String({ description: 'Username at the OAuth server, for an access token issued to a person' }),
+    ),
   },
   { title: 'AuthStatus', examples: [{ status: 'authenticated', key: 'dashboard' }] },
 )
@@ -22,13 +25,14 @@ export const authRoutes = routePlugin('energy-auth-routes', (app) => {
       schema: {
         tags: ['Developers'],
         summary: 'Check an API key',
-        description: 'Answers 200 with a valid key (whatever its endpoints), 401 otherwise.',
+        description:
+          'Answers 200 with a valid key (whatever its endpoints) or an active access token (naming its user), 401 otherwise.',
         headers: apiKeyHeaders,
         security: apiKeySecurity,
         response: { 200: AuthStatus, ...keyErrorResponses },
       },
     },
-    async (request) => ({ status: 'authenticated', key: request.apiKey?.name }),
+    async (request) => ({ status: 'authenticated', key: request.apiKey?.name, user: request.bearer?.username }),
   )
 
   app.get(

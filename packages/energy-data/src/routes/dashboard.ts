@@ -16,23 +16,29 @@ import { PUBLIC_ROUTE } from '../plugins/auth.ts'
 import { latestQuarter } from '../repositories/views.ts'
 import { cached, NotFoundBody, NotModified, ValidationErrorBody } from '../schemas/views.ts'
 
-/** Scripts, styles, data and images from this origin only; nothing inline, no frames, no forms elsewhere. */
-const DASHBOARD_CSP = [
-  "default-src 'none'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self' data:",
-  "connect-src 'self'",
-  "base-uri 'none'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-].join('; ')
-
-const SECURITY_HEADERS = {
-  'content-security-policy': DASHBOARD_CSP,
-  'x-content-type-options': 'nosniff',
-  'referrer-policy': 'no-referrer',
-  'x-frame-options': 'DENY',
+/**
+ * Scripts, styles, data and images from this origin only; nothing inline, no frames, no forms
+ * elsewhere. With sign-in, requests may also go to the OAuth server (its token and revocation
+ * endpoints, which answer CORS); the sign-in itself is a navigation there.
+ */
+function securityHeaders(oauthOrigin: string | undefined) {
+  const csp = [
+    "default-src 'none'",
+    "script-src 'self'",
+    "style-src 'self'",
+    "img-src 'self' data:",
+    oauthOrigin ? `connect-src 'self' ${oauthOrigin}` : "connect-src 'self'",
+    "base-uri 'none'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+  ].join('; ')
+  return {
+    'content-security-policy': csp,
+    'x-content-type-options': 'nosniff',
+    // the sign-in callback carries the code in the address: it reaches no other site
+    'referrer-policy': 'no-referrer',
+    'x-frame-options': 'DENY',
+  }
 }
 
 interface Asset {
@@ -96,6 +102,9 @@ async function dataStatus(db: Kysely<EnergyDatabase>, zone: string, now: number)
 export const dashboardRoutes = routePlugin('energy-dashboard-routes', (app) => {
   const { db, settings, now } = app
   const assets = loadAssets()
+  const oauth = settings.oauth
+  const signIn = oauth?.browserClientId ? { issuer: oauth.issuer, clientId: oauth.browserClientId } : undefined
+  const SECURITY_HEADERS = securityHeaders(signIn ? new URL(signIn.issuer).origin : undefined)
 
   app.get(
     '/dashboard',
@@ -109,7 +118,11 @@ export const dashboardRoutes = routePlugin('energy-dashboard-routes', (app) => {
           'with Chart.js served by this service (no third-party assets; CSP: scripts, styles and requests to this ' +
           'origin only, no inline code). The language follows `Accept-Language` (Italian or English, Italian ' +
           'otherwise); `lang` overrides it, and the page links to the other language. Under each chart: how far ' +
-          'its data reaches; when that is more than a day ago, a warning on top.',
+          'its data reaches; when that is more than a day ago, a warning on top. With an OAuth server and a browser ' +
+          'client (ENERGY_OAUTH_BROWSER_CLIENT_ID), the page offers sign-in: authorization code with PKCE (S256) in ' +
+          'the browser, this page as the redirect URI (`code`, `state` and `iss` are checked, then removed from the ' +
+          'address), the token kept in sessionStorage; signed in, the charts load with `Authorization: Bearer`. ' +
+          "Extra query parameters (the callback's) are ignored by the server.",
         querystring: Type.Object({ lang: Type.Optional(PageLang) }),
         response: { 200: cached(PageBody), 304: NotModified, 404: NotFoundBody, 422: ValidationErrorBody },
       },
@@ -117,7 +130,7 @@ export const dashboardRoutes = routePlugin('energy-dashboard-routes', (app) => {
     async (request, reply) => {
       reply.headers(SECURITY_HEADERS)
       const lang = pageLanguage(request.query.lang, request.headers['accept-language'])
-      const page = dashboardPage(lang, CHART_NAMES, await dataStatus(db, settings.zone, now()))
+      const page = dashboardPage(lang, CHART_NAMES, await dataStatus(db, settings.zone, now()), signIn)
       return sendCached(request, reply, page, 'text/html; charset=utf-8', { vary: 'Accept-Language' })
     },
   )

@@ -16,11 +16,15 @@ export async function findApplicationById(db: Db, id: number): Promise<Applicati
   return db.selectFrom('applications').selectAll().where('id', '=', id).executeTakeFirst()
 }
 
-/** Applications that are clients (resource servers, which only introspect, are not counted). */
+/**
+ * Applications that are clients. Resource servers (which only introspect) and trusted instance-wide
+ * applications (the stack's own browser client, registered on every start) are not counted.
+ */
 export async function countApplications(db: Db): Promise<number> {
   const row = await db
     .selectFrom('applications')
     .where('resource_server', '=', false)
+    .where((eb) => eb.or([eb('trusted', '=', false), eb('owner_id', 'is not', null)]))
     .select((eb) => eb.fn.countAll<number>().as('n'))
     .executeTakeFirstOrThrow()
   return Number(row.n)
@@ -144,6 +148,33 @@ export async function upsertResourceServer(
         updated_at: sql<Date>`now()`,
       }),
     )
+    .returningAll()
+    .executeTakeFirstOrThrow()
+}
+
+/**
+ * Registers a first-party browser application under a client id of its choosing, or brings an
+ * existing one to these redirect URIs, scopes and name: the same call on every start. Public (PKCE,
+ * no secret), instance-wide and trusted (no consent page), authorization code only.
+ */
+export async function upsertFirstPartyApplication(
+  db: ChangeTransaction,
+  values: { uid: string; name: string; redirectUris: string[]; scopes: string[] },
+): Promise<Application> {
+  const fields = {
+    name: values.name,
+    secret_digest: null,
+    redirect_uris: values.redirectUris,
+    scopes: values.scopes,
+    grant_types: ['authorization_code'],
+    confidential: false,
+    trusted: true,
+    resource_server: false,
+  }
+  return db
+    .insertInto('applications')
+    .values({ uid: values.uid, ...fields })
+    .onConflict((oc) => oc.column('uid').doUpdateSet({ ...fields, owner_id: null, updated_at: sql<Date>`now()` }))
     .returningAll()
     .executeTakeFirstOrThrow()
 }

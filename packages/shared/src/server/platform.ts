@@ -30,6 +30,12 @@ export interface PlatformOptions<DB> {
     securitySchemes?: Record<string, OpenAPIV3_1.SecuritySchemeObject>
     healthTags?: string[]
   }
+  /**
+   * Swagger UI's Authorize button signs in at an OAuth server by code + PKCE as this public
+   * client (its redirect URI: `/docs/static/oauth2-redirect.html` of this service); the page may
+   * then reach that server's origin, and no other. Absent: API keys only.
+   */
+  swaggerOAuth?: { clientId: string; issuer: string; scopes: string[] }
 }
 
 /**
@@ -124,7 +130,18 @@ export async function registerPlatform<DB>(app: FastifyInstance, options: Platfo
       components: { securitySchemes: options.openapi.securitySchemes ?? {} },
     },
   })
-  await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true })
+  const oauth = options.swaggerOAuth
+  await app.register(swaggerUi, {
+    routePrefix: '/docs',
+    staticCSP: true,
+    ...(oauth
+      ? {
+          initOAuth: { clientId: oauth.clientId, scopes: oauth.scopes, usePkceWithAuthorizationCodeGrant: true },
+          // default-src 'self' would keep the token request from the OAuth server
+          transformStaticCSP: (header: string) => `${header} connect-src 'self' ${new URL(oauth.issuer).origin};`,
+        }
+      : {}),
+  })
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
 
   if (options.frontDoor) registerFrontDoor(app, options.frontDoor)

@@ -1,24 +1,145 @@
 // Draws every <canvas data-chart="name"> with the configuration the service builds for it.
 // Chart.js is the UMD build served next to this file (global `Chart`).
+// With an OAuth server configured (the `.account` section names it), signs people in by
+// authorization code + PKCE (RFC 7636, S256): this page is the redirect URI; the state, the
+// verifier and the token live in sessionStorage only, and the code leaves the address at once.
 ;(() => {
   const lang = document.documentElement.lang === 'en' ? 'en' : 'it'
-  const failed = lang === 'en' ? 'Chart unavailable' : 'Grafico non disponibile'
+  const text = {
+    failed: { it: 'Grafico non disponibile', en: 'Chart unavailable' },
+    signedIn: { it: 'Accesso come {user}', en: 'Signed in as {user}' },
+    signInFailed: { it: 'Accesso non riuscito', en: 'Sign-in failed' },
+  }
+  const t = (name) => text[name][lang]
+  const account = document.querySelector('.account[data-issuer][data-client-id]')
+  const TOKEN = 'energy-dashboard:token'
+  const PENDING = 'energy-dashboard:pending'
+  const redirectUri = `${location.origin}/dashboard`
 
-  async function draw(canvas) {
+  const base64url = (bytes) =>
+    btoa(String.fromCharCode(...new Uint8Array(bytes)))
+      .replace(/\+/g, '-')
+      .replace(/\//g, '_')
+      .replace(/=+$/, '')
+  const random = () => base64url(crypto.getRandomValues(new Uint8Array(32)))
+
+  async function signIn() {
+    const { issuer, clientId } = account.dataset
+    const verifier = random()
+    const state = random()
+    const challenge = base64url(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(verifier)))
+    sessionStorage.setItem(PENDING, JSON.stringify({ state, verifier, lang }))
+    const url = new URL(`${issuer}/oauth/authorize`)
+    url.search = new URLSearchParams({
+      client_id: clientId,
+      redirect_uri: redirectUri,
+      response_type: 'code',
+      scope: 'read_energy',
+      state,
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+    }).toString()
+    location.assign(url.toString())
+  }
+
+  /** The answer of the OAuth server in the address, if any: redeemed, then removed from the address. */
+  async function finishSignIn() {
+    const params = new URLSearchParams(location.search)
+    if (!params.has('code') && !params.has('error')) return
+    const pending = JSON.parse(sessionStorage.getItem(PENDING) ?? 'null')
+    sessionStorage.removeItem(PENDING)
+    history.replaceState(null, '', `/dashboard${pending?.lang ? `?lang=${pending.lang}` : ''}`)
+    const { issuer, clientId } = account.dataset
+    if (!pending || params.get('state') !== pending.state) throw new Error('state mismatch')
+    // RFC 9207: the answer names the issuer it comes from
+    if (params.has('iss') && params.get('iss') !== issuer) throw new Error('issuer mismatch')
+    if (params.has('error')) throw new Error(params.get('error'))
+    const response = await fetch(`${issuer}/oauth/token`, {
+      method: 'POST',
+      body: new URLSearchParams({
+        grant_type: 'authorization_code',
+        code: params.get('code'),
+        redirect_uri: redirectUri,
+        client_id: clientId,
+        code_verifier: pending.verifier,
+      }),
+    })
+    const body = await response.json().catch(() => ({}))
+    if (!response.ok || typeof body.access_token !== 'string') throw new Error(body.error ?? `HTTP ${response.status}`)
+    sessionStorage.setItem(TOKEN, body.access_token)
+  }
+
+  function signOut() {
+    const token = sessionStorage.getItem(TOKEN)
+    sessionStorage.removeItem(TOKEN)
+    if (token) {
+      // RFC 7009: the OAuth server forgets it too (a public client names itself)
+      const { issuer, clientId } = account.dataset
+      fetch(`${issuer}/oauth/revoke`, {
+        method: 'POST',
+        body: new URLSearchParams({ token, client_id: clientId }),
+        keepalive: true,
+      }).catch(() => undefined)
+    }
+    location.reload()
+  }
+
+  /** The token, when it is still active at the data API; forgotten when it is not. */
+  async function currentUser(token) {
+    const response = await fetch('/auth/protected', {
+      headers: { accept: 'application/json', authorization: `Bearer ${token}` },
+    })
+    if (response.status === 401) {
+      sessionStorage.removeItem(TOKEN)
+      return undefined
+    }
+    if (!response.ok) throw new Error(`HTTP ${response.status}`)
+    return (await response.json()).user ?? ''
+  }
+
+  async function draw(canvas, token) {
     const name = canvas.dataset.chart
     const status = canvas.closest('figure')?.querySelector('.status')
     try {
-      const response = await fetch(`/chart/${encodeURIComponent(name)}?lang=${lang}`, {
-        headers: { accept: 'application/json' },
-      })
+      const headers = { accept: 'application/json' }
+      if (token) headers.authorization = `Bearer ${token}`
+      const response = await fetch(`/chart/${encodeURIComponent(name)}?lang=${lang}`, { headers })
       if (!response.ok) throw new Error(`HTTP ${response.status}`)
       const config = await response.json()
       new window.Chart(canvas, config)
       if (status) status.textContent = ''
     } catch (error) {
-      if (status) status.textContent = `${failed} (${error.message})`
+      if (status) status.textContent = `${t('failed')} (${error.message})`
     }
   }
 
-  for (const canvas of document.querySelectorAll('canvas[data-chart]')) draw(canvas)
+  async function start() {
+    let token
+    if (account) {
+      const who = account.querySelector('.who')
+      const signInButton = account.querySelector('.sign-in')
+      const signOutButton = account.querySelector('.sign-out')
+      signInButton.addEventListener('click', () =>
+        signIn().catch((e) => (who.textContent = `${t('signInFailed')}: ${e.message}`)),
+      )
+      signOutButton.addEventListener('click', signOut)
+      try {
+        await finishSignIn()
+        token = sessionStorage.getItem(TOKEN) ?? undefined
+        const user = token ? await currentUser(token) : undefined
+        if (user === undefined) token = undefined
+        else {
+          who.textContent = t('signedIn').replace('{user}', user)
+          signInButton.hidden = true
+          signOutButton.hidden = false
+        }
+      } catch (error) {
+        token = undefined
+        who.textContent = `${t('signInFailed')}: ${error.message}`
+      }
+    }
+    for (const canvas of document.querySelectorAll('canvas[data-chart]')) draw(canvas, token)
+  }
+
+  start()
 })()

@@ -1,0 +1,184 @@
+/**
+ * In a real Chromium: the dashboard signs a person in through the OAuth server. Both services
+ * run as their own processes on PostgreSQL, registered with each other as `pnpm start` does it
+ * (`wireIdentity`: the data API as a resource server, its browser side as a public, trusted
+ * first-party application). The page's own script runs code + PKCE, keeps the token in
+ * sessionStorage, loads the charts with it, and forgets (and revokes) it on sign-out.
+ */
+import { randomBytes } from 'node:crypto'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { freePort, launchService, type RunningService } from '@campus/shared'
+import {
+  browserAvailable,
+  createTestDatabase,
+  launchChromium,
+  screenshot,
+  type TestDatabase,
+} from '@campus/shared/testing'
+import type { Browser, Page } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { seed } from '../../../energy-data/src/commands/seed.ts'
+import type { EnergyDatabase } from '../../../energy-data/src/db/schema.ts'
+import { energyService } from '../../../energy-data/src/service.ts'
+import { createUser } from '../../../oauth-server/src/accounts.ts'
+import type { OAuthDB } from '../../../oauth-server/src/db/schema.ts'
+import { oauthService } from '../../../oauth-server/src/service.ts'
+import { wireIdentity } from '../../src/identity.ts'
+
+const PASSWORD = 'correct horse battery staple'
+const DAY_MS = 86_400_000
+const TOKEN_KEY = 'energy-dashboard:token'
+
+const describeInBrowser = browserAvailable() ? describe : describe.skip
+
+describeInBrowser('dashboard sign-in in Chromium', () => {
+  let oauthDb: TestDatabase<OAuthDB>
+  let energyDb: TestDatabase<EnergyDatabase>
+  let oauth: RunningService
+  let energy: RunningService
+  let browser: Browser
+  let dir: string
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'dashboard-sign-in-'))
+    oauthDb = await createTestDatabase<OAuthDB>('oauth', oauthService.migrationsDir)
+    energyDb = await createTestDatabase<EnergyDatabase>('energy', energyService.migrationsDir)
+    await createUser(oauthDb.db, { username: 'dana', password: PASSWORD, name: 'Dana', email: 'dana@example.org' })
+    const now = Date.now()
+    await seed(energyDb.pool, {
+      from: new Date(now - 2 * DAY_MS).toISOString().slice(0, 10),
+      to: new Date(now + DAY_MS).toISOString().slice(0, 10),
+    })
+    const [oauthPort, energyPort] = [await freePort(), await freePort()]
+    const identity = await wireIdentity(
+      { HOST: '127.0.0.1', DATA_DIR: dir, [oauthService.portEnv]: oauthPort, [energyService.portEnv]: energyPort },
+      oauthDb.url,
+      () => undefined,
+    )
+    const common = { LOG_LEVEL: 'warn', MIGRATE_ON_START: 'false' }
+    ;[oauth, energy] = await Promise.all([
+      launchService(oauthService, {
+        port: oauthPort,
+        env: { ...common, OAUTH_DATABASE_URL: oauthDb.url, OAUTH_SECRET_KEY: randomBytes(32).toString('hex') },
+      }),
+      launchService(energyService, {
+        port: energyPort,
+        env: { ...common, ENERGY_DATABASE_URL: energyDb.url, ...identity },
+      }),
+    ])
+    browser = await launchChromium()
+  }, 90_000)
+  afterAll(async () => {
+    await browser?.close()
+    await Promise.all([oauth?.stop(), energy?.stop()])
+    await Promise.all([oauthDb?.close(), energyDb?.close()])
+    if (dir) rmSync(dir, { recursive: true, force: true })
+  })
+
+  /** Every chart drawn: its status line emptied by the script (a failure writes the reason there). */
+  const chartsDrawn = (page: Page) =>
+    expect.poll(() => page.locator('figure .status').allTextContents(), { timeout: 20_000 }).toEqual(['', '', '', ''])
+
+  it('signs in by code + PKCE, loads the charts with the bearer token, and signs out', async () => {
+    const context = await browser.newContext()
+    const page = await context.newPage()
+    const sent: Array<{ path: string; authorization: string | undefined }> = []
+    page.on('request', (request) => {
+      const url = new URL(request.url())
+      if (url.origin === energy.url) sent.push({ path: url.pathname, authorization: request.headers().authorization })
+    })
+
+    // signed out: the public charts, no credential anywhere
+    await page.goto(`${energy.url}/dashboard?lang=en`)
+    await chartsDrawn(page)
+    expect(sent.filter((r) => r.path.startsWith('/chart/'))).toHaveLength(4)
+    expect(sent.every((r) => r.authorization === undefined)).toBe(true)
+    sent.length = 0
+
+    await page.getByRole('button', { name: 'Sign in' }).click()
+    await expect.poll(() => page.url()).toContain(`${oauth.url}/users/sign_in`)
+    await page.getByLabel('Username or email').fill('dana')
+    await page.getByLabel('Password').fill(PASSWORD)
+    await page.getByRole('button', { name: 'Sign in' }).click()
+    // a trusted first-party application: no consent page, straight back to the dashboard
+    await expect.poll(() => page.locator('.account .who').textContent(), { timeout: 20_000 }).toBe('Signed in as dana')
+    // the code and state left the address; the language chosen before signing in stays
+    expect(page.url()).toBe(`${energy.url}/dashboard?lang=en`)
+    await chartsDrawn(page)
+    const token = await page.evaluate((key) => sessionStorage.getItem(key), TOKEN_KEY)
+    expect(token).toMatch(/\S{20,}/)
+    const bearer = `Bearer ${token}`
+    // the key-protected check of the token, and every chart, carried it
+    expect(sent.find((r) => r.path === '/auth/protected')?.authorization).toBe(bearer)
+    const charts = sent.filter((r) => r.path.startsWith('/chart/'))
+    expect(charts.map((r) => r.path).sort()).toEqual(
+      ['/chart/acqua', '/chart/bilancio', '/chart/fontanelle', '/chart/fotovoltaico'].sort(),
+    )
+    expect(charts.every((r) => r.authorization === bearer)).toBe(true)
+    // the token is the OAuth server's, accepted by the data API on a key-only endpoint
+    const check = await fetch(`${energy.url}/data/pv`, { headers: { authorization: bearer } })
+    expect(check.status).toBe(200)
+    await screenshot(page, 'dashboard-signed-in')
+
+    // sign out: the page forgets the token and the OAuth server revokes it
+    sent.length = 0
+    await page.getByRole('button', { name: 'Sign out' }).click()
+    await expect.poll(() => page.getByRole('button', { name: 'Sign in' }).isVisible()).toBe(true)
+    await chartsDrawn(page)
+    expect(await page.evaluate((key) => sessionStorage.getItem(key), TOKEN_KEY)).toBeNull()
+    expect(await page.locator('.account .who').textContent()).toBe('')
+    expect(sent.filter((r) => r.path.startsWith('/chart/')).every((r) => r.authorization === undefined)).toBe(true)
+    await expect
+      .poll(async () => (await fetch(`${energy.url}/auth/protected`, { headers: { authorization: bearer } })).status, {
+        timeout: 15_000,
+      })
+      .toBe(401)
+    await context.close()
+  })
+
+  it("authorizes Swagger UI by code + PKCE: its Authorize button's token calls a key-protected endpoint", async () => {
+    const context = await browser.newContext()
+    const page = await context.newPage()
+    await page.goto(`${energy.url}/docs`)
+    await page.locator('button.authorize').first().click()
+    const dialog = page.locator('.modal-ux')
+    // client id and scope come from the service's configuration (initOAuth)
+    await expect.poll(() => dialog.locator('#client_id_authorizationCode').inputValue()).toBe('energy-dashboard')
+    const popupOpened = context.waitForEvent('page')
+    await dialog.locator('.auth-btn-wrapper button.authorize').last().click()
+    const popup = await popupOpened
+    await expect.poll(() => popup.url()).toContain(`${oauth.url}/users/sign_in`)
+    await popup.getByLabel('Username or email').fill('dana')
+    await popup.getByLabel('Password').fill(PASSWORD)
+    const tokenRequest = page.waitForRequest((r) => r.url() === `${oauth.url}/oauth/token`)
+    await popup.getByRole('button', { name: 'Sign in' }).click()
+    const body = new URLSearchParams((await tokenRequest).postData() ?? '')
+    expect(body.get('grant_type')).toBe('authorization_code')
+    // a public client: the OAuth server redeems its code only with the verifier of the S256 challenge
+    expect(body.get('code_verifier')).toMatch(/^[\w-]{43,128}$/)
+    expect(body.get('redirect_uri')).toBe(`${energy.url}/docs/static/oauth2-redirect.html`)
+    const token = await (await tokenRequest).response()
+    expect(token?.status()).toBe(200)
+    expect(await token?.json()).toMatchObject({ token_type: 'Bearer', scope: 'read_energy' })
+    await expect
+      .poll(() => dialog.locator('button', { hasText: 'Logout' }).count(), { timeout: 20_000 })
+      .toBeGreaterThan(0)
+    await dialog.locator('button.close-modal').first().click()
+
+    // Try it out on GET /auth/protected: the request carries the token, the answer names dana
+    const operation = page.locator('#operations-Developers-get_auth_protected')
+    await operation.locator('.opblock-summary').click()
+    await operation.getByRole('button', { name: 'Try it out' }).click()
+    const call = page.waitForResponse((r) => new URL(r.url()).pathname === '/auth/protected')
+    await operation.getByRole('button', { name: 'Execute' }).click()
+    const answer = await call
+    expect(answer.request().headers().authorization).toMatch(/^Bearer \S{20,}$/)
+    expect(answer.status()).toBe(200)
+    expect(await answer.json()).toEqual({ status: 'authenticated', user: 'dana' })
+    await expect.poll(() => operation.locator('.live-responses-table tbody').textContent()).toContain('"user": "dana"')
+    await screenshot(page, 'swagger-authorized')
+    await context.close()
+  })
+})
