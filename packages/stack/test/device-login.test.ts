@@ -1,7 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { launchService, type RunningService, spawnService } from '@campus/shared'
+import { launchService, type RunningService } from '@campus/shared'
 import { createTestDatabase, type TestDatabase } from '@campus/shared/testing'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import type { EnergyDatabase } from '../../energy-data/src/db/schema.ts'
@@ -15,6 +15,7 @@ import { oauthService } from '../../oauth-server/src/service.ts'
 import { PASSWORD } from '../../oauth-server/test/helpers.ts'
 import { getPage, signedIn, submit } from '../../oauth-server/test/pages-helpers.ts'
 import { onPostgresServer } from '../../oauth-server/test/reliability/processes.ts'
+import { energyCli, LOGIN_PROMPT } from './energy-client.ts'
 import { registerDataApi } from './resource-server.ts'
 
 const FROM = '2025-10-21 00:00:00'
@@ -28,27 +29,7 @@ let dir: string
 let config: string
 let cliId: string
 
-/** `pnpm energy ...` as its own process, with its configuration directory; stdout kept apart. */
-function energyCli(args: string[], onStderr: (line: string) => void = () => {}) {
-  let stdout = ''
-  const process = spawnService(energyService, {
-    entry: 'cli',
-    args,
-    env: { XDG_CONFIG_HOME: config, LOG_LEVEL: 'silent', ENERGY_OAUTH_ISSUER: oauthServer.url, ENERGY_URL: energy.url },
-    inheritEnv: false,
-  })
-  process.child.stdout?.on('data', (chunk: Buffer) => {
-    stdout += chunk.toString('utf8')
-  })
-  let pending = ''
-  process.child.stderr?.on('data', (chunk: Buffer) => {
-    pending += chunk.toString('utf8')
-    const lines = pending.split('\n')
-    pending = lines.pop() ?? ''
-    for (const line of lines) onStderr(line)
-  })
-  return { exited: process.exited, stdout: () => stdout, output: process.output }
-}
+const env = () => ({ XDG_CONFIG_HOME: config, ENERGY_OAUTH_ISSUER: oauthServer.url, ENERGY_URL: energy.url })
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'device-login-'))
@@ -97,7 +78,7 @@ afterAll(async () => {
 
 onPostgresServer('pnpm energy login (RFC 8628 device flow) and pnpm energy export', () => {
   it('export before login says to log in (exit 1)', async () => {
-    const run = energyCli(['export', '--group', 'pv', '--from', FROM, '--to', TO])
+    const run = energyCli(env(), ['export', '--group', 'pv', '--from', FROM, '--to', TO])
     expect(await run.exited).toBe(1)
     expect(run.output()).toContain('not signed in: run pnpm energy login first')
   })
@@ -107,8 +88,8 @@ onPostgresServer('pnpm energy login (RFC 8628 device flow) and pnpm energy expor
     const code = new Promise<string>((resolve) => {
       shown = resolve
     })
-    const login = energyCli(['login', '--client-id', cliId], (line) => {
-      const match = /open (\S+) and enter the code ([A-Z]{4}-[A-Z]{4})/.exec(line)
+    const login = energyCli(env(), ['login', '--client-id', cliId], (line) => {
+      const match = LOGIN_PROMPT.exec(line)
       if (match) {
         expect(match[1]).toBe(`${oauthServer.url}/oauth/device`)
         shown?.(match[2] as string)
@@ -140,28 +121,28 @@ onPostgresServer('pnpm energy login (RFC 8628 device flow) and pnpm energy expor
     const expected = await direct.text()
     expect(expected.split('\n').length).toBeGreaterThan(90)
 
-    const toStdout = energyCli(['export', '--group', 'pv', '--from', FROM, '--to', TO, '--format', 'csv'])
+    const toStdout = energyCli(env(), ['export', '--group', 'pv', '--from', FROM, '--to', TO, '--format', 'csv'])
     expect(await toStdout.exited).toBe(0)
     expect(toStdout.stdout()).toBe(expected)
 
     const output = join(dir, 'pv.csv')
-    const toFile = energyCli(['export', '--group', 'pv', '--from', FROM, '--to', TO, '--output', output])
+    const toFile = energyCli(env(), ['export', '--group', 'pv', '--from', FROM, '--to', TO, '--output', output])
     expect(await toFile.exited).toBe(0)
     expect(JSON.parse(toFile.stdout())).toMatchObject({ written: output, group: 'pv' })
     expect(readFileSync(output, 'utf8')).toBe(expected)
   }, 60_000)
 
   it("the data API's refusals and usage mistakes are told apart (exit 1 and 2)", async () => {
-    const bad = energyCli(['export', '--group', 'pv', '--from', 'yesterday', '--to', TO])
+    const bad = energyCli(env(), ['export', '--group', 'pv', '--from', 'yesterday', '--to', TO])
     expect(await bad.exited).toBe(1)
     expect(bad.output()).toContain('the data API answered 422')
-    const usage = energyCli(['export', '--group', 'wind', '--from', FROM, '--to', TO])
+    const usage = energyCli(env(), ['export', '--group', 'wind', '--from', FROM, '--to', TO])
     expect(await usage.exited).toBe(2)
     expect(usage.output()).toContain('--group must be one of')
   })
 
   it('login of a client without the device grant fails with the server’s error code', async () => {
-    const run = energyCli(['login', '--client-id', 'not-a-client'])
+    const run = energyCli(env(), ['login', '--client-id', 'not-a-client'])
     expect(await run.exited).toBe(1)
     expect(run.output()).toContain('invalid_client')
   })
