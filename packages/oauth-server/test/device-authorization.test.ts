@@ -192,6 +192,27 @@ describe('RFC 8628 3.3-3.5 user interaction and polling', () => {
   })
 })
 
+describe("the application's owner switches the grant on", () => {
+  it('the Device authorization box of the form; the application then gets device codes', async () => {
+    const browser = await signedIn(server.url, 'alice', PASSWORD)
+    const form = await getPage(browser, '/profile/applications')
+    expect(form.html).toContain('name="device_grant" value="1"')
+    const created = await submit(browser, '/profile/applications', {
+      csrf_token: form.csrf,
+      name: 'Meter reader CLI',
+      redirect_uris: 'http://127.0.0.1/cb',
+      scopes: ['read_energy'],
+      device_grant: ['0', '1'],
+    })
+    expect(created.status).toBe(303)
+    const shown = await getPage(browser, created.location as string)
+    expect(shown.html).toContain('<dt>Device authorization</dt><dd>Allowed</dd>')
+    const uid = /<code id="uid">([^<]+)<\/code>/.exec(shown.html)?.[1] as string
+    const codes = await authorizeDevice({ client_id: uid, scope: 'read_energy' })
+    expect(codes.status).toBe(200)
+  })
+})
+
 describe('RFC 8628 3.3 the verification page', () => {
   it('signed out: to the sign-in page and back, the code kept', async () => {
     const res = await fetch(`${server.url}/oauth/device?user_code=BCDF-GHJK`, { redirect: 'manual' })
