@@ -145,6 +145,18 @@ describe('RFC 8628 3.3-3.5 user interaction and polling', () => {
     expect([again.status, again.body.error]).toEqual([400, 'invalid_grant'])
   })
 
+  it('an approval is listed under Authorized applications; revoking it there ends the grant before it is redeemed', async () => {
+    const codes = await newCodes()
+    await decide(codes.user_code, 'approve')
+    const browser = await signedIn(server.url, 'alice', PASSWORD)
+    const page = await getPage(browser, '/profile/applications')
+    const revoke = new RegExp(`action="(/profile/applications/authorized/${cli.id}/revoke)"`).exec(page.html)?.[1]
+    expect(revoke).toBeDefined()
+    expect((await submit(browser, revoke as string, { csrf_token: page.csrf })).status).toBe(303)
+    const refused = await poll(codes.device_code)
+    expect([refused.status, refused.body.error]).toEqual([400, 'invalid_grant'])
+  })
+
   it('3.5 access_denied when the person denies', async () => {
     const codes = await newCodes()
     const page = await decide(codes.user_code, 'deny')

@@ -41,7 +41,7 @@ export async function findUndecidedDeviceGrant(db: Db, userCodeDigest: Buffer) {
   return db
     .selectFrom('device_grants as d')
     .innerJoin('applications as a', 'a.id', 'd.application_id')
-    .select(['d.id', 'd.scopes', 'a.name as applicationName'])
+    .select(['d.id', 'd.scopes', 'd.application_id as applicationId', 'a.name as applicationName'])
     .where('d.user_code_digest', '=', userCodeDigest)
     .where('d.decision', 'is', null)
     .where('d.expires_at', '>', sql<Date>`now()`)

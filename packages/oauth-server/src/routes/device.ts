@@ -20,6 +20,7 @@ import { field, refuseForm, tooManyAttempts } from '../pages/forms.ts'
 import { sendPage } from '../pages/layout.ts'
 import { formSession, setFlash, takeFlash } from '../pages/session.ts'
 import { deviceCodePage, deviceConsentPage } from '../pages/views/device.ts'
+import { lockUserConsents, recordConsent } from '../repositories/consents.ts'
 import { decideDeviceGrant, findUndecidedDeviceGrant, insertDeviceGrant } from '../repositories/device-grants.ts'
 import { OAuthErrorResponses } from '../schemas/oauth.ts'
 import { HtmlPage, Redirect } from '../schemas/pages.ts'
@@ -193,7 +194,16 @@ export const deviceRoutes = routePlugin('oauth-device-routes', (app) => {
         )
       }
       const approved = decision === 'approve'
-      const decided = await decideDeviceGrant(db, userCode, account.user.id, approved ? 'approved' : 'denied')
+      const userId = account.user.id
+      const { applicationId, scopes } = grant
+      // an approval is a consent: listed under Authorized applications, revoked with it, and in
+      // turn with any revocation of this user's authorizations
+      const decided = await db.transaction().execute(async (trx) => {
+        await lockUserConsents(trx, userId)
+        const recorded = await decideDeviceGrant(trx, userCode, userId, approved ? 'approved' : 'denied')
+        if (recorded && approved) await recordConsent(trx, userId, applicationId, scopes)
+        return recorded
+      })
       const notice = !decided
         ? NOT_FOUND
         : approved
