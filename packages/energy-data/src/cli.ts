@@ -1,11 +1,20 @@
 /**
- * `pnpm energy <command>`: administration of the data API, in the shared command-line shape
- * (JSON on stdout, progress on stderr; usage mistakes exit 2, failures 1).
+ * `pnpm energy <command>`: administration of the data API, and `login` / `export` as a client of
+ * the running services, in the shared command-line shape (JSON on stdout, progress on stderr;
+ * usage mistakes exit 2, failures 1).
  */
-import { type Command, openMigratedDatabase, parseFlags, runCommandLine, usageError } from '@campus/shared'
+import {
+  type Command,
+  openMigratedDatabase,
+  parseFlags,
+  requiredFlag,
+  runCommandLine,
+  usageError,
+} from '@campus/shared'
 import type { Kysely } from 'kysely'
 import type pg from 'pg'
 import { GROUP_NAMES, type GroupName } from './catalogue/groups.ts'
+import { exportData, login, tokenFile } from './client/commands.ts'
 import { keyCreate, keyList, keyRevoke } from './commands/keys.ts'
 import { demo, demoKey, seed } from './commands/seed.ts'
 import { loadEnergyConfig } from './config.ts'
@@ -25,7 +34,53 @@ const log = (line: string) => process.stderr.write(`${line}\n`)
 /** Demo window seeded by `pnpm start` on an empty database. */
 const DEMO_DAYS = 400
 
+/** Where the services answer unless told: the ports `pnpm start` uses. */
+const DEFAULT_ISSUER = process.env.ENERGY_OAUTH_ISSUER ?? 'http://127.0.0.1:3000'
+const DEFAULT_DATA_URL = process.env.ENERGY_URL ?? `http://127.0.0.1:${energyService.defaultPort}`
+
 const commands: Record<string, Command<Context>> = {
+  login: {
+    usage: 'login --client-id ID [--issuer URL] [--scope "read_energy"]',
+    opens: false,
+    run(_context, args) {
+      const { values: v } = parseFlags(args, {
+        'client-id': { type: 'string', default: process.env.ENERGY_CLI_CLIENT_ID },
+        issuer: { type: 'string', default: DEFAULT_ISSUER },
+        scope: { type: 'string', default: 'read_energy' },
+      })
+      const issuer = requiredFlag(v.issuer, 'issuer').replace(/\/+$/, '')
+      return login(
+        { issuer, clientId: requiredFlag(v['client-id'], 'client-id'), scope: v.scope, file: tokenFile() },
+        log,
+      )
+    },
+  },
+  export: {
+    usage: `export --group ${GROUP_NAMES.join('|')} --from DATETIME --to DATETIME [--format csv|txt|raw] [--output FILE] [--url URL]`,
+    opens: false,
+    run(_context, args) {
+      const { values: v } = parseFlags(args, {
+        group: { type: 'string' },
+        from: { type: 'string' },
+        to: { type: 'string' },
+        format: { type: 'string', default: 'csv' },
+        output: { type: 'string' },
+        url: { type: 'string', default: DEFAULT_DATA_URL },
+      })
+      return exportData(
+        {
+          url: v.url,
+          group: requiredFlag(v.group, 'group'),
+          from: requiredFlag(v.from, 'from'),
+          to: requiredFlag(v.to, 'to'),
+          format: v.format,
+          output: v.output,
+          file: tokenFile(),
+        },
+        process.stdout,
+      )
+    },
+  },
   'key:create': {
     usage: 'key:create --name NAME [--endpoint PATTERN]... [--expires DATE]',
     run({ db }, args) {

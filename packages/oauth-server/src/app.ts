@@ -20,6 +20,7 @@ import { adminPageRoutes } from './routes/admin-pages.ts'
 import { apiRoutes } from './routes/api.ts'
 import { assetRoutes } from './routes/assets.ts'
 import { authorizeRoutes } from './routes/authorize.ts'
+import { deviceRoutes } from './routes/device.ts'
 import { metadataRoutes } from './routes/metadata.ts'
 import { openidRoutes } from './routes/openid.ts'
 import { profileApplicationRoutes } from './routes/profile-applications.ts'
@@ -110,6 +111,7 @@ export async function buildApp(options: OAuthAppOptions): Promise<FastifyInstanc
     metadataRoutes,
     openidRoutes,
     authorizeRoutes,
+    deviceRoutes,
     signInRoutes,
     signUpRoutes,
     profileApplicationRoutes,

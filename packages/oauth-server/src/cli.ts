@@ -27,7 +27,14 @@ import {
 import { type Changes, changeMechanism } from './changes/commit.ts'
 import { loadOAuthConfig, type OAuthSettings, settingsFromConfig } from './config.ts'
 import type { Application, OAuthDB } from './db/schema.ts'
-import { DEFAULT_GRANT_TYPES, grantEnabled, ropcEnabled, withGrant, withRopc } from './domain/grant-types.ts'
+import {
+  DEFAULT_GRANT_TYPES,
+  DEVICE_CODE_GRANT,
+  grantEnabled,
+  ropcEnabled,
+  withGrant,
+  withRopc,
+} from './domain/grant-types.ts'
 import { s256 } from './domain/pkce.ts'
 import { parseScope } from './domain/scopes.ts'
 import { digest } from './domain/secrets.ts'
@@ -101,7 +108,7 @@ const commands: Record<string, Command<Context>> = {
 
   'app:create': {
     usage:
-      'app:create --name NAME --redirect-uri URI... --scopes "api read_user" [--public] [--trusted] [--grants LIST] [--no-ropc] [--client-credentials]',
+      'app:create --name NAME --redirect-uri URI... --scopes "api read_user" [--public] [--trusted] [--grants LIST] [--no-ropc] [--client-credentials] [--device-code]',
     async run({ db }, args) {
       const { values: v } = parseFlags(args, {
         name: { type: 'string' },
@@ -112,11 +119,15 @@ const commands: Record<string, Command<Context>> = {
         grants: { type: 'string' },
         ropc: { type: 'boolean' },
         'client-credentials': { type: 'boolean' },
+        'device-code': { type: 'boolean' },
       })
       let grants = typeof v.grants === 'string' ? v.grants.split(/[ ,]+/).filter(Boolean) : undefined
       if (typeof v.ropc === 'boolean') grants = withRopc(grants ?? DEFAULT_GRANT_TYPES, v.ropc)
       if (typeof v['client-credentials'] === 'boolean') {
         grants = withGrant(grants ?? DEFAULT_GRANT_TYPES, 'client_credentials', v['client-credentials'])
+      }
+      if (typeof v['device-code'] === 'boolean') {
+        grants = withGrant(grants ?? DEFAULT_GRANT_TYPES, DEVICE_CODE_GRANT, v['device-code'])
       }
       const { application, secret } = await accounts(
         createApplication(db, {
@@ -138,19 +149,21 @@ const commands: Record<string, Command<Context>> = {
 
   'app:update': {
     usage:
-      'app:update --client-id ID [--ropc | --no-ropc] [--client-credentials | --no-client-credentials] [--trusted | --no-trusted]',
+      'app:update --client-id ID [--ropc | --no-ropc] [--client-credentials | --no-client-credentials] [--device-code | --no-device-code] [--trusted | --no-trusted]',
     async run({ changes }, args) {
       const { values: v } = parseFlags(args, {
         'client-id': { type: 'string' },
         ropc: { type: 'boolean' },
         'client-credentials': { type: 'boolean' },
+        'device-code': { type: 'boolean' },
         trusted: { type: 'boolean' },
       })
       const uid = requiredFlag(v['client-id'], 'client-id')
       const clientCredentials = v['client-credentials']
-      if (typeof v.ropc !== 'boolean' && typeof v.trusted !== 'boolean' && typeof clientCredentials !== 'boolean') {
+      const deviceCode = v['device-code']
+      if ([v.ropc, v.trusted, clientCredentials, deviceCode].every((flag) => typeof flag !== 'boolean')) {
         throw usageError(
-          'nothing to change: give --ropc / --no-ropc, --client-credentials / --no-client-credentials and/or --trusted / --no-trusted',
+          'nothing to change: give --ropc / --no-ropc, --client-credentials / --no-client-credentials, --device-code / --no-device-code and/or --trusted / --no-trusted',
         )
       }
       const application = await changes.commit(async (trx) => {
@@ -167,6 +180,7 @@ const commands: Record<string, Command<Context>> = {
           }
           grants = withGrant(grants, 'client_credentials', clientCredentials)
         }
+        if (typeof deviceCode === 'boolean') grants = withGrant(grants, DEVICE_CODE_GRANT, deviceCode)
         await setApplicationGrantTypes(trx, uid, grants)
         return (await findApplicationByUid(trx, uid)) as Application
       })
@@ -313,6 +327,7 @@ function applicationSummary(application: Application) {
     grant_types: application.grant_types,
     ropc_enabled: ropcEnabled(application),
     client_credentials_enabled: grantEnabled(application, 'client_credentials'),
+    device_code_enabled: grantEnabled(application, DEVICE_CODE_GRANT),
   }
 }
 

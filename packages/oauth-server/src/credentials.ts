@@ -99,6 +99,19 @@ export function confirmPassword(
   return checkOwnAccount(services, user, ip, () => verifyPassword(user.password_hash, password))
 }
 
+/**
+ * A user code typed on the device page: a short code a guesser could try by the thousand
+ * (RFC 8628 5.1), so each miss is counted like a failed sign-in of the account and address.
+ */
+export function checkUserCode(
+  services: Services,
+  user: User,
+  ip: string,
+  found: () => Promise<boolean>,
+): Promise<CredentialCheck> {
+  return checkOwnAccount(services, user, ip, found)
+}
+
 /** The sign-in is complete: the account's failure counter starts over and the sign-in is recorded. */
 export async function completeSignIn(services: Services, user: User): Promise<void> {
   await services.throttle.succeeded(throttleAccount(user, user.username))

@@ -38,6 +38,7 @@ export function metadata(settings: OAuthSettings) {
     token_endpoint: `${issuer}/oauth/token`,
     revocation_endpoint: `${issuer}/oauth/revoke`,
     introspection_endpoint: `${issuer}/oauth/introspect`,
+    device_authorization_endpoint: `${issuer}/oauth/authorize_device`,
     jwks_uri: `${issuer}/oauth/discovery/keys`,
     scopes_supported: [...SCOPES],
     response_types_supported: implicitGrant ? ['code', 'token'] : ['code'],

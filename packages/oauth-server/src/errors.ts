@@ -71,6 +71,34 @@ export class AccessDenied extends OAuthError {
   }
 }
 
+/** RFC 8628 3.5: the person has not decided yet; poll again after the interval. */
+export class AuthorizationPending extends OAuthError {
+  constructor() {
+    super(400, 'authorization_pending', 'The user has not yet completed authorization at the verification page.')
+  }
+}
+
+/** RFC 8628 3.5: polled before the interval passed; the interval grows by 5 seconds. */
+export class SlowDown extends OAuthError {
+  constructor(interval: number) {
+    super(400, 'slow_down', `Polling too fast: wait ${interval} seconds between requests.`)
+  }
+}
+
+/** RFC 8628 3.5: the device code expired before it was approved. */
+export class ExpiredToken extends OAuthError {
+  constructor() {
+    super(400, 'expired_token', 'The device code has expired: start the device authorization again.')
+  }
+}
+
+/** RFC 8628 3.5: the person denied the device; at the token endpoint a 400 (RFC 6749 5.2). */
+export class DeviceAccessDenied extends OAuthError {
+  constructor() {
+    super(400, 'access_denied', 'The user denied the authorization request.')
+  }
+}
+
 export class ServerError extends OAuthError {
   constructor(description = 'The server encountered an unexpected condition.') {
     super(500, 'server_error', description)

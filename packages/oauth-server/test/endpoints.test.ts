@@ -205,11 +205,19 @@ describe('RFC 8414 authorization server metadata', () => {
       token_endpoint: `${server.url}/oauth/token`,
       revocation_endpoint: `${server.url}/oauth/revoke`,
       introspection_endpoint: `${server.url}/oauth/introspect`,
+      device_authorization_endpoint: `${server.url}/oauth/authorize_device`,
       jwks_uri: `${server.url}/oauth/discovery/keys`,
       scopes_supported: ['api', 'read_api', 'read_user', 'openid', 'profile', 'email', 'read_energy'],
       response_types_supported: ['code', 'token'],
       response_modes_supported: ['query', 'fragment'],
-      grant_types_supported: ['authorization_code', 'password', 'refresh_token', 'client_credentials', 'implicit'],
+      grant_types_supported: [
+        'authorization_code',
+        'password',
+        'refresh_token',
+        'client_credentials',
+        'urn:ietf:params:oauth:grant-type:device_code',
+        'implicit',
+      ],
       token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
       revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
       introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
@@ -226,7 +234,12 @@ describe('RFC 8414 authorization server metadata', () => {
     const body = (await app.inject('/.well-known/oauth-authorization-server')).json()
     await app.close()
     expect(body.response_types_supported).toEqual(['code'])
-    expect(body.grant_types_supported).toEqual(['authorization_code', 'refresh_token', 'client_credentials'])
+    expect(body.grant_types_supported).toEqual([
+      'authorization_code',
+      'refresh_token',
+      'client_credentials',
+      'urn:ietf:params:oauth:grant-type:device_code',
+    ])
   })
   it('the OpenAPI document is generated and lists the endpoints', async () => {
     const doc = (await (await fetch(`${server.url}/openapi.json`)).json()) as { paths: Record<string, unknown> }

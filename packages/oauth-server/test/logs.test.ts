@@ -4,8 +4,10 @@ import { randomBytes } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
 import { createTestDatabase, type TestDatabase } from '@campus/shared/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createApplication } from '../src/accounts.ts'
 import { loadSecretKey } from '../src/config.ts'
 import type { OAuthDB } from '../src/db/schema.ts'
+import { DEVICE_CODE_GRANT } from '../src/domain/grant-types.ts'
 import { oauthService } from '../src/service.ts'
 import { authorizeInBrowser, Browser, basic, exchangeCode, PASSWORD, postForm, seed } from './helpers.ts'
 
@@ -93,7 +95,31 @@ describe('logs of a running server', () => {
     secrets.push(password.body.access_token as string)
     await postForm(base, '/oauth/token', { grant_type: 'password', username: 'alice', password: 'a wrong password' })
     secrets.push('a wrong password')
+    // the device flow: both of its codes, in the query of the verification page and in forms
+    const device = await createApplication(database.db, {
+      name: 'Device',
+      redirectUris: ['http://127.0.0.1/cb'],
+      scopes: ['read_user'],
+      confidential: false,
+      grantTypes: [DEVICE_CODE_GRANT],
+    })
+    const codes = await postForm(base, '/oauth/authorize_device', {
+      client_id: device.application.uid,
+      scope: 'read_user',
+    })
+    expect(codes.body).toMatchObject({ interval: 5 })
+    const userCode = codes.body.user_code as string
+    const deviceCode = codes.body.device_code as string
+    secrets.push(deviceCode, userCode, userCode.replace('-', ''))
+    expect((await browser.request(`/oauth/device?user_code=${userCode}`)).status).toBe(200)
+    const polled = await postForm(base, '/oauth/token', {
+      grant_type: DEVICE_CODE_GRANT,
+      device_code: deviceCode,
+      client_id: device.application.uid,
+    })
+    expect(polled.body.error).toBe('authorization_pending')
     await new Promise((r) => setTimeout(r, 200))
+    expect(output).toContain('/oauth/device?user_code=[REDACTED]')
     expect(output).toContain('/api/v4/user?access_token=[REDACTED]')
     expect(output).toContain('/api/v4/user?bearer_token=[REDACTED]')
     expect(output).toContain('/oauth/token/info?bearer_token=[REDACTED]')

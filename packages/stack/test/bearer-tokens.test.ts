@@ -1,14 +1,7 @@
-/**
- * One identity across both services: real processes of the OAuth server and the data API on
- * PostgreSQL, the data API introspecting tokens as the resource server `pnpm oauth
- * resource-server:register` made. The client is oauth4webapi doing code + PKCE; the pages are
- * driven over plain HTTP.
- */
-import { randomBytes } from 'node:crypto'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { launchService, type RunningService, spawnService } from '@campus/shared'
+import { launchService, type RunningService } from '@campus/shared'
 import { createTestDatabase, type TestDatabase } from '@campus/shared/testing'
 import * as oauth from 'oauth4webapi'
 import { afterAll, beforeAll, expect, it } from 'vitest'
@@ -23,6 +16,7 @@ import { setUserLocked } from '../../oauth-server/src/repositories/users.ts'
 import { oauthService } from '../../oauth-server/src/service.ts'
 import { authorizeInBrowser, Browser, PASSWORD } from '../../oauth-server/test/helpers.ts'
 import { onPostgresServer } from '../../oauth-server/test/reliability/processes.ts'
+import { registerDataApi, registerResourceServer } from './resource-server.ts'
 
 /** The revocation bound the data API runs with here (seconds). */
 const BOUND = 1
@@ -75,19 +69,8 @@ beforeAll(async () => {
   exporter = { id: machine.application.uid, secret: machine.secret as string }
 
   // the resource server, registered as `pnpm start` and docker compose do it
-  const secret = randomBytes(32).toString('base64url')
-  const secretFile = join(dir, 'energy-client-secret')
-  writeFileSync(secretFile, secret, { mode: 0o600 })
-  const register = (args: string[]) =>
-    spawnService(oauthService, {
-      entry: 'cli',
-      args: ['resource-server:register', '--client-id', 'energy-data', '--name', 'Energy data API', ...args],
-      env: { OAUTH_DATABASE_URL: oauthDb.url, LOG_LEVEL: 'silent' },
-    })
-  expect(await register([]).exited).toBe(2) // no --secret-file: a usage mistake
-  const registered = register(['--secret-file', secretFile])
-  expect(await registered.exited).toBe(0)
-  expect(JSON.parse(registered.output())).toMatchObject({ client_id: 'energy-data', resource_server: true })
+  expect(await registerResourceServer(oauthDb.url, []).exited).toBe(2) // no --secret-file: a usage mistake
+  const secret = await registerDataApi(oauthDb.url, dir)
 
   oauthServer = await startOAuth()
   energy = await launchService(energyService, {

@@ -134,6 +134,22 @@ export interface RecoveryCodesTable {
   used_at: Timestamp | null
 }
 
+/** A device authorization (RFC 8628): both codes as digests, the person's decision, one redemption. */
+export interface DeviceGrantsTable {
+  id: Generated<number>
+  device_code_digest: Buffer
+  user_code_digest: Buffer
+  application_id: number
+  scopes: string[]
+  created_at: Generated<Date>
+  expires_at: Timestamp
+  poll_interval: number
+  last_polled_at: Timestamp | null
+  user_id: number | null
+  decision: 'approved' | 'denied' | null
+  consumed_at: Timestamp | null
+}
+
 export interface OAuthDB {
   users: UsersTable
   sessions: SessionsTable
@@ -145,6 +161,7 @@ export interface OAuthDB {
   consents: ConsentsTable
   signing_keys: SigningKeysTable
   recovery_codes: RecoveryCodesTable
+  device_grants: DeviceGrantsTable
 }
 
 export type User = Selectable<UsersTable>

@@ -1,21 +1,28 @@
 /**
- * The grants an application may use, kept as its grant list. Two of them are per-application
+ * The grants an application may use, kept as its grant list. Three of them are per-application
  * switches, each its presence in that list (one fact, one place): the password grant (GitLab's
- * `ropc_enabled`) and client credentials (RFC 6749 4.4, confidential applications only).
+ * `ropc_enabled`), client credentials (RFC 6749 4.4, confidential applications only) and the
+ * device authorization grant (RFC 8628).
  */
+/** RFC 8628 3.4: the device authorization grant's type at the token endpoint. */
+export const DEVICE_CODE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code'
+
 export const GRANT_TYPES = [
   'authorization_code',
   'implicit',
   'password',
   'refresh_token',
   'client_credentials',
+  DEVICE_CODE_GRANT,
 ] as const
 
 /** The switches an application's owner turns on and off. */
-export type GrantSwitch = 'password' | 'client_credentials'
+export type GrantSwitch = 'password' | 'client_credentials' | typeof DEVICE_CODE_GRANT
 
-/** A new application's grants unless told otherwise: all but client credentials (GitLab's defaults). */
-export const DEFAULT_GRANT_TYPES: readonly string[] = GRANT_TYPES.filter((g) => g !== 'client_credentials')
+/** A new application's grants unless told otherwise: all but client credentials and the device grant. */
+export const DEFAULT_GRANT_TYPES: readonly string[] = GRANT_TYPES.filter(
+  (g) => g !== 'client_credentials' && g !== DEVICE_CODE_GRANT,
+)
 
 export const grantEnabled = (application: { grant_types: readonly string[] }, grant: GrantSwitch): boolean =>
   application.grant_types.includes(grant)

@@ -6,3 +6,6 @@ export const SESSION_TTL = 12 * 3600
 export const ANONYMOUS_SESSION_TTL = 3600
 /** id_tokens live as long as the access token issued with them. */
 export const ID_TOKEN_TTL = ACCESS_TOKEN_TTL
+/** RFC 8628 3.2: how long a device's codes are good for, and the least wait between polls (Doorkeeper's defaults). */
+export const DEVICE_CODE_TTL = 300
+export const DEVICE_POLL_INTERVAL = 5

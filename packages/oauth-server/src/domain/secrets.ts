@@ -10,6 +10,7 @@ export const PREFIX = {
   code: 'cmpc_',
   clientSecret: 'cmps_',
   personalAccessToken: 'cmpp_',
+  deviceCode: 'cmpd_',
   session: '',
 } as const
 

@@ -5,6 +5,7 @@ import { ACCESS_TOKEN_TTL } from '../domain/lifetimes.ts'
 import { formatScope } from '../domain/scopes.ts'
 import { digest, generateSecret } from '../domain/secrets.ts'
 import { type CodeAttempt, type RedeemedCode, redeemAuthorizationCode } from '../repositories/codes.ts'
+import { redeemDeviceGrant } from '../repositories/device-grants.ts'
 import { grantSource, insertTokens, type NewTokens, type TokenGrant } from '../repositories/tokens.ts'
 
 /** The token endpoint's success body (RFC 6749 5.1, GitLab's fields). */
@@ -78,4 +79,14 @@ export async function redeemCode(
   const { values, digests } = newTokens(refresh)
   const code = await redeemAuthorizationCode(db, attempt, digests)
   return code ? { response: tokenResponse(values, code.scopes, code.createdAt), code } : undefined
+}
+
+/** Redeems an approved device grant (RFC 8628 3.5) for tokens in one statement; undefined when it was not. */
+export async function redeemDevice(
+  trx: Transaction<OAuthDB>,
+  deviceCodeDigest: Buffer,
+): Promise<TokenResponse | undefined> {
+  const { values, digests } = newTokens(true)
+  const row = await redeemDeviceGrant(trx, deviceCodeDigest, digests)
+  return row ? tokenResponse(values, row.scopes, row.created_at) : undefined
 }

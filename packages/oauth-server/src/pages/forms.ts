@@ -14,6 +14,8 @@ export function safeReturnTo(value: string | undefined): string {
   if (!value) return '/profile'
   const allowed =
     value.startsWith('/oauth/authorize?') ||
+    value === '/oauth/device' ||
+    value.startsWith('/oauth/device?') ||
     value === '/profile' ||
     value.startsWith('/profile/') ||
     value.startsWith('/admin/')
@@ -41,4 +43,10 @@ export function refuseForm(
   advice = 'The form expired or did not come from this site. Reload the page and try again.',
 ): FastifyReply {
   return sendErrorPage(reply, 403, 'Request refused', advice)
+}
+
+/** 429 with Retry-After, after too many failures of the account or the address. */
+export function tooManyAttempts(reply: FastifyReply, what: string, wait: number) {
+  reply.header('retry-after', String(wait))
+  return sendErrorPage(reply, 429, 'Too many attempts', `Too many failed ${what}. Try again in ${wait} seconds.`)
 }

@@ -53,8 +53,8 @@ export async function lockUserConsents(trx: Db, userId: number): Promise<void> {
 }
 
 /**
- * Withdraws what the user approved for an application: the consent, every code not yet
- * redeemed, and every access and refresh token of that application for that user. Run it in
+ * Withdraws what the user approved for an application: the consent, every code and approved
+ * device grant not yet redeemed, and every access and refresh token of that application for that user. Run it in
  * the change's transaction: codes go before tokens, so a redemption in flight (which holds its code's
  * row) finishes first and its tokens are then revoked too.
  */
@@ -67,6 +67,13 @@ export async function revokeAuthorization(
   await trx.deleteFrom('consents').where('user_id', '=', userId).where('application_id', '=', applicationId).execute()
   await trx
     .updateTable('authorization_codes')
+    .set({ consumed_at: sql<Date>`now()` })
+    .where('user_id', '=', userId)
+    .where('application_id', '=', applicationId)
+    .where('consumed_at', 'is', null)
+    .execute()
+  await trx
+    .updateTable('device_grants')
     .set({ consumed_at: sql<Date>`now()` })
     .where('user_id', '=', userId)
     .where('application_id', '=', applicationId)

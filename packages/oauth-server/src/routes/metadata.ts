@@ -10,6 +10,7 @@ const Metadata = Type.Object(
     token_endpoint: Type.String(),
     revocation_endpoint: Type.String(),
     introspection_endpoint: Type.String(),
+    device_authorization_endpoint: Type.String(),
     jwks_uri: Type.String(),
     scopes_supported: Type.Array(Type.String()),
     response_types_supported: Type.Array(Type.String()),

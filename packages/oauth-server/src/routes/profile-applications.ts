@@ -3,7 +3,14 @@ import type { FastifyRequest } from 'fastify'
 import Type from 'typebox'
 import { applicationProblems, createApplication, sentence } from '../accounts.ts'
 import type { Application } from '../db/schema.ts'
-import { DEFAULT_GRANT_TYPES, grantEnabled, ropcEnabled, withGrant, withRopc } from '../domain/grant-types.ts'
+import {
+  DEFAULT_GRANT_TYPES,
+  DEVICE_CODE_GRANT,
+  grantEnabled,
+  ropcEnabled,
+  withGrant,
+  withRopc,
+} from '../domain/grant-types.ts'
 import { digest, generateSecret } from '../domain/secrets.ts'
 import { routePlugin } from '../oauth-app.ts'
 import { type Account, sendAccountPage } from '../pages/account.ts'
@@ -46,17 +53,26 @@ const FormBody = {
         'Client credentials allowed (confidential applications only): as password_grant; new applications: not allowed',
     }),
   ),
+  device_grant: Type.Optional(
+    Type.Array(Type.String(), {
+      description: 'Device authorization grant (RFC 8628) allowed: as password_grant; new applications: not allowed',
+    }),
+  ),
 }
 
 /** A grant switch's box: a hidden "0" precedes the checkbox's "1"; not sent at all, undefined. */
-function readSwitch(body: unknown, name: 'password_grant' | 'client_credentials'): boolean | undefined {
+function readSwitch(
+  body: unknown,
+  name: 'password_grant' | 'client_credentials' | 'device_grant',
+): boolean | undefined {
   const values = fieldList(body, name)
   return values.length ? values[values.length - 1] === '1' : undefined
 }
 
 /** The grant list the form asks for, from the application's current one (or a new one's defaults). */
 function grantsOf(form: ApplicationForm, current: readonly string[] = DEFAULT_GRANT_TYPES): string[] {
-  return withGrant(withRopc(current, form.passwordGrant), 'client_credentials', form.clientCredentials)
+  const grants = withGrant(withRopc(current, form.passwordGrant), 'client_credentials', form.clientCredentials)
+  return withGrant(grants, DEVICE_CODE_GRANT, form.deviceGrant)
 }
 
 function readForm(request: FastifyRequest, current?: Application): ApplicationForm {
@@ -69,6 +85,8 @@ function readForm(request: FastifyRequest, current?: Application): ApplicationFo
     passwordGrant: readSwitch(request.body, 'password_grant') ?? (current ? ropcEnabled(current) : true),
     clientCredentials:
       readSwitch(request.body, 'client_credentials') ?? (current ? grantEnabled(current, 'client_credentials') : false),
+    deviceGrant:
+      readSwitch(request.body, 'device_grant') ?? (current ? grantEnabled(current, DEVICE_CODE_GRANT) : false),
   }
 }
 
@@ -105,6 +123,7 @@ const formOf = (a: Application): ApplicationForm => ({
   scopes: a.scopes,
   passwordGrant: ropcEnabled(a),
   clientCredentials: grantEnabled(a, 'client_credentials'),
+  deviceGrant: grantEnabled(a, DEVICE_CODE_GRANT),
 })
 
 export const profileApplicationRoutes = routePlugin('oauth-profile-applications-routes', (app) => {

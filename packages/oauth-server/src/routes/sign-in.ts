@@ -1,10 +1,9 @@
 /** Sign-in pages: password, then TOTP when the account has two-factor authentication. */
-import type { FastifyReply } from 'fastify'
 import Type from 'typebox'
 import { checkPassword, checkSecondFactor, completeSignIn } from '../credentials.ts'
 import { routePlugin } from '../oauth-app.ts'
-import { field, refuseForm, safeReturnTo } from '../pages/forms.ts'
-import { sendErrorPage, sendPage } from '../pages/layout.ts'
+import { field, refuseForm, safeReturnTo, tooManyAttempts } from '../pages/forms.ts'
+import { sendPage } from '../pages/layout.ts'
 import { csrfToken, endSession, ensureSession, formSession, loadSession, startSession } from '../pages/session.ts'
 import { signInPage, twoFactorPage } from '../pages/views/sign-in.ts'
 import { findUserById } from '../repositories/users.ts'
@@ -14,12 +13,6 @@ const MESSAGES: Record<string, string> = {
   invalid: 'Invalid username or password.',
   locked: 'This account is locked.',
   otp: 'Invalid two-factor code.',
-}
-
-/** 429 with Retry-After, after too many failures of the account or the address. */
-function tooManyAttempts(reply: FastifyReply, what: string, wait: number) {
-  reply.header('retry-after', String(wait))
-  return sendErrorPage(reply, 429, 'Too many attempts', `Too many failed ${what}. Try again in ${wait} seconds.`)
 }
 
 const ReturnQuery = Type.Object({

@@ -18,7 +18,9 @@ const param = (description: string) => Type.Optional(Type.String({ description }
 
 export const TokenRequestBody = Type.Object(
   {
-    grant_type: param('authorization_code, password, refresh_token or client_credentials'),
+    grant_type: param(
+      'authorization_code, password, refresh_token, client_credentials or urn:ietf:params:oauth:grant-type:device_code',
+    ),
     client_id: param('Application ID (or HTTP Basic)'),
     client_secret: param('Client secret of a confidential application (or HTTP Basic)'),
     code: param('authorization_code: the code from the redirect'),
@@ -28,6 +30,7 @@ export const TokenRequestBody = Type.Object(
     password: param('password: the resource owner password'),
     refresh_token: param('refresh_token: the refresh token'),
     scope: param('password / refresh_token / client_credentials: space-delimited scopes'),
+    device_code: param('urn:ietf:params:oauth:grant-type:device_code: the device code (RFC 8628 3.4)'),
   },
   { additionalProperties: true },
 )
@@ -63,7 +66,7 @@ export const tokenRoutes = routePlugin('oauth-token-routes', (app) => {
         tags: ['OAuth'],
         summary: 'Token endpoint (RFC 6749 3.2)',
         description:
-          'Form-encoded. Grants: authorization_code (PKCE S256), password (client authentication optional; refused for users with 2FA; no refresh token), refresh_token (rotated; reuse revokes the family), client_credentials (confidential applications that switched it on; a token with no user). Client authentication by HTTP Basic or client_id/client_secret in the body.',
+          'Form-encoded. Grants: authorization_code (PKCE S256), password (client authentication optional; refused for users with 2FA; no refresh token), refresh_token (rotated; reuse revokes the family), client_credentials (confidential applications that switched it on; a token with no user), urn:ietf:params:oauth:grant-type:device_code (RFC 8628: authorization_pending, slow_down, expired_token, access_denied while polling). Client authentication by HTTP Basic or client_id/client_secret in the body.',
         consumes: ['application/x-www-form-urlencoded'],
         body: TokenRequestBody,
         response: { 200: TokenResponseBody, ...OAuthErrorResponses },

@@ -33,6 +33,9 @@ export const commandFailed = (message: string): CommandError => new CommandError
 export interface Command<Context> {
   /** `name --flag VALUE [--optional]`: one line of the usage text. */
   readonly usage: string
+  /** false: a client of a running service, needing nothing `open` gives: it is not called, and `run` must not read its context */
+  readonly opens?: boolean
+  /** What it answers is printed as JSON; undefined prints nothing (the command wrote stdout itself). */
   run(context: Context, args: string[]): Promise<unknown>
 }
 
@@ -70,7 +73,7 @@ function usageText<Context>(program: string, commands: Record<string, Command<Co
 /**
  * Runs the command named by `argv[0]` with the rest as its arguments and exits: `open` gives
  * what commands work with (the service's database, checked for pending migrations) and is
- * closed after the command, whatever happened.
+ * closed after the command, whatever happened (a command with `opens: false` skips it).
  */
 export async function runCommandLine<Context>(options: {
   program: string
@@ -87,10 +90,11 @@ export async function runCommandLine<Context>(options: {
   }
   let code: number = EXIT_FAILURE
   try {
-    const { context, close } = await options.open()
+    const { context, close } =
+      command.opens === false ? { context: undefined as Context, close: async () => {} } : await options.open()
     try {
       const result = await command.run(context, args)
-      process.stdout.write(`${JSON.stringify(result, null, 2)}\n`)
+      if (result !== undefined) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`)
       code = 0
     } finally {
       await close()

@@ -16,6 +16,8 @@ const SECRET_PARAMS = new Set([
   'private_token',
   'code_verifier',
   'api_key',
+  'device_code',
+  'user_code',
 ])
 
 /** The URL with every credential-bearing query value replaced. */
@@ -113,6 +115,8 @@ export function serverOptions(
                 '*.refresh_token',
                 '*.code',
                 '*.token',
+                '*.device_code',
+                '*.user_code',
               ],
               censor: '[REDACTED]',
             },

@@ -1,6 +1,6 @@
 /** /profile/applications: the user's applications and the applications they authorized. */
 import type { Application } from '../../db/schema.ts'
-import { grantEnabled, ropcEnabled } from '../../domain/grant-types.ts'
+import { DEVICE_CODE_GRANT, grantEnabled, ropcEnabled } from '../../domain/grant-types.ts'
 import { SCOPE_DESCRIPTIONS, SCOPES } from '../../domain/scopes.ts'
 import type { AuthorizedApplication } from '../../repositories/consents.ts'
 import type { AnonymousToken } from '../../repositories/tokens.ts'
@@ -17,6 +17,8 @@ export interface ApplicationForm {
   passwordGrant: boolean
   /** RFC 6749 4.4, confidential applications only */
   clientCredentials: boolean
+  /** RFC 8628: the device authorization grant */
+  deviceGrant: boolean
 }
 
 export const EMPTY_FORM: ApplicationForm = {
@@ -26,6 +28,7 @@ export const EMPTY_FORM: ApplicationForm = {
   scopes: [],
   passwordGrant: true,
   clientCredentials: false,
+  deviceGrant: false,
 }
 
 const date = (value: Date) => value.toISOString().slice(0, 16).replace('T', ' ')
@@ -56,6 +59,9 @@ export function applicationFormFields(form: ApplicationForm, errors: string[], i
 <input type="hidden" name="client_credentials" value="0">
 <label class="check"><input type="checkbox" name="client_credentials" value="1"${form.clientCredentials ? html` checked` : ''}${invalid.has('client_credentials') ? html` aria-invalid="true"` : ''}>
 <span>Client credentials<span class="hint">Let the application get tokens of its own, with no user, from its ID and secret (a script or a data logger). Confidential applications only; you see and revoke its tokens on its page.</span></span></label>
+<input type="hidden" name="device_grant" value="0">
+<label class="check"><input type="checkbox" name="device_grant" value="1"${form.deviceGrant ? html` checked` : ''}>
+<span>Device authorization<span class="hint">Let a device without a browser, such as a command-line tool, sign a user in: it shows a code the user enters at /oauth/device.</span></span></label>
 ${scopeCheckboxes(form.scopes)}`
 }
 
@@ -135,6 +141,7 @@ ${
 <dt>Confidential</dt><dd>${a.confidential ? 'Yes' : 'No'}</dd>
 <dt>Password grant (ROPC)</dt><dd>${ropcEnabled(a) ? 'Allowed' : 'Not allowed'}</dd>
 <dt>Client credentials</dt><dd>${grantEnabled(a, 'client_credentials') ? 'Allowed' : 'Not allowed'}</dd>
+<dt>Device authorization</dt><dd>${grantEnabled(a, DEVICE_CODE_GRANT) ? 'Allowed' : 'Not allowed'}</dd>
 <dt>Scopes</dt><dd>${a.scopes.map((s) => html`<code>${s}</code> `)}</dd>
 </dl>
 ${applicationTokens(input.csrf, a, input.tokens)}
