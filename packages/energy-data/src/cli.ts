@@ -20,7 +20,7 @@ import { demo, demoKey, seed } from './commands/seed.ts'
 import { loadEnergyConfig } from './config.ts'
 import type { EnergyDatabase } from './db/schema.ts'
 import { importFiles } from './import/import-csv.ts'
-import { energyService } from './service.ts'
+import { energyService, FIRST_PARTY_CLIENT_ID } from './service.ts'
 
 interface Context {
   db: Kysely<EnergyDatabase>
@@ -40,11 +40,11 @@ const DEFAULT_DATA_URL = process.env.ENERGY_URL ?? `http://127.0.0.1:${energySer
 
 const commands: Record<string, Command<Context>> = {
   login: {
-    usage: 'login --client-id ID [--issuer URL] [--scope "read_energy"]',
+    usage: `login [--client-id ID (default ${FIRST_PARTY_CLIENT_ID})] [--issuer URL] [--scope "read_energy"]`,
     opens: false,
     run(_context, args) {
       const { values: v } = parseFlags(args, {
-        'client-id': { type: 'string', default: process.env.ENERGY_CLI_CLIENT_ID },
+        'client-id': { type: 'string', default: process.env.ENERGY_CLI_CLIENT_ID ?? FIRST_PARTY_CLIENT_ID },
         issuer: { type: 'string', default: DEFAULT_ISSUER },
         scope: { type: 'string', default: 'read_energy' },
       })

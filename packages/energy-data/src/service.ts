@@ -3,6 +3,12 @@ import type { ServiceDescriptor } from '@campus/shared'
 
 const path = (relative: string) => fileURLToPath(new URL(relative, import.meta.url))
 
+/**
+ * The client id of the data API's people-facing side at the OAuth server: the dashboard's and
+ * Swagger UI's sign-in and `energy login`'s device flow. `pnpm start` registers it.
+ */
+export const FIRST_PARTY_CLIENT_ID = 'energy-dashboard'
+
 /** What the stack, the tests and the benchmarks need to know to run this service. */
 export const energyService: ServiceDescriptor = {
   name: 'energy',

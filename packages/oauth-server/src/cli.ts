@@ -215,19 +215,23 @@ const commands: Record<string, Command<Context>> = {
   },
 
   'browser-app:register': {
-    usage: 'browser-app:register --client-id ID --name NAME --redirect-uri URI... --scopes "read_energy"',
+    usage:
+      'browser-app:register --client-id ID --name NAME --redirect-uri URI... --scopes "read_energy" [--device-code]',
     async run({ changes }, args) {
       const { values: v } = parseFlags(args, {
         'client-id': { type: 'string' },
         name: { type: 'string' },
         'redirect-uri': { type: 'string', multiple: true },
         scopes: { type: 'string' },
+        'device-code': { type: 'boolean' },
       })
       const input = {
         uid: requiredFlag(v['client-id'], 'client-id'),
         name: requiredFlag(v.name, 'name'),
         redirectUris: v['redirect-uri'] ?? [],
         scopes: parseScope(requiredFlag(v.scopes, 'scopes')),
+        // a command line on the same side signs in by the device flow (RFC 8628)
+        grantTypes: v['device-code'] ? ['authorization_code', DEVICE_CODE_GRANT] : ['authorization_code'],
       }
       const problems = applicationProblems({ ...input, confidential: false, trusted: true })
       if (problems.length) throw usageError(problems.map((p) => p.message).join('; '))

@@ -1,7 +1,8 @@
 /**
  * One identity across the stack: the data API accepts the OAuth server's access tokens, checking
  * them by introspection as a resource server registered there, and signs people in through a
- * public, trusted first-party application (the dashboard and Swagger UI). On every start the stack
+ * public, trusted first-party application (the dashboard, Swagger UI, and `pnpm energy login` by
+ * the device flow). On every start the stack
  * makes sure of both registrations (idempotent) and hands the data API the issuer, the browser
  * client id and its own secret; the
  * secret is made once and kept in `DATA_DIR/energy-oauth-client.secret` (0600).
@@ -9,7 +10,7 @@
 import { randomBytes } from 'node:crypto'
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { resolve } from 'node:path'
-import { energyService } from '@campus/energy-data/service'
+import { energyService, FIRST_PARTY_CLIENT_ID } from '@campus/energy-data/service'
 import { oauthService } from '@campus/oauth-server/service'
 import { serviceEndpoints, spawnService } from '@campus/shared'
 import type { StackConfig } from './services.ts'
@@ -17,8 +18,8 @@ import type { StackConfig } from './services.ts'
 /** The data API's client id at the OAuth server. */
 export const ENERGY_CLIENT_ID = 'energy-data'
 
-/** The client id of the data API's browser side (dashboard sign-in, Swagger UI's Authorize). */
-export const ENERGY_BROWSER_CLIENT_ID = 'energy-dashboard'
+/** The client id of the data API's people-facing side (dashboard, Swagger UI, `pnpm energy login`). */
+export const ENERGY_BROWSER_CLIENT_ID = FIRST_PARTY_CLIENT_ID
 
 /** Where the OAuth server sends the browser back: the dashboard, and Swagger UI's redirect page. */
 export const browserRedirectUris = (energyUrl: string): string[] => [
@@ -75,6 +76,7 @@ export async function wireIdentity(
     '--scopes',
     'read_energy',
     ...browserRedirectUris(energyUrl).flatMap((uri) => ['--redirect-uri', uri]),
+    '--device-code',
   ])
   const issuer = process.env.OAUTH_ISSUER ?? `http://${config.HOST}:${serviceEndpoints(oauthService, config).port}`
   return {

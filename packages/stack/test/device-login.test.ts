@@ -5,18 +5,17 @@ import { launchService, type RunningService } from '@campus/shared'
 import { createTestDatabase, type TestDatabase } from '@campus/shared/testing'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import type { EnergyDatabase } from '../../energy-data/src/db/schema.ts'
-import { energyService } from '../../energy-data/src/service.ts'
+import { energyService, FIRST_PARTY_CLIENT_ID } from '../../energy-data/src/service.ts'
 import { views } from '../../energy-data/test/fixtures/views.ts'
 import { testDatabase } from '../../energy-data/test/harness.ts'
-import { createApplication, createUser } from '../../oauth-server/src/accounts.ts'
+import { createUser } from '../../oauth-server/src/accounts.ts'
 import type { OAuthDB } from '../../oauth-server/src/db/schema.ts'
-import { DEVICE_CODE_GRANT } from '../../oauth-server/src/domain/grant-types.ts'
 import { oauthService } from '../../oauth-server/src/service.ts'
 import { PASSWORD } from '../../oauth-server/test/helpers.ts'
 import { getPage, signedIn, submit } from '../../oauth-server/test/pages-helpers.ts'
 import { onPostgresServer } from '../../oauth-server/test/reliability/processes.ts'
+import { wireIdentity } from '../src/identity.ts'
 import { energyCli, LOGIN_PROMPT } from './energy-client.ts'
-import { registerDataApi } from './resource-server.ts'
 
 const FROM = '2025-10-21 00:00:00'
 const TO = '2025-10-21 23:45:00'
@@ -27,7 +26,6 @@ let oauthServer: RunningService
 let energy: RunningService
 let dir: string
 let config: string
-let cliId: string
 
 const env = () => ({ XDG_CONFIG_HOME: config, ENERGY_OAUTH_ISSUER: oauthServer.url, ENERGY_URL: energy.url })
 
@@ -37,15 +35,9 @@ beforeAll(async () => {
   oauthDb = await createTestDatabase<OAuthDB>('oauth', oauthService.migrationsDir)
   energyDb = await testDatabase(views)
   await createUser(oauthDb.db, { username: 'alice', password: PASSWORD })
-  const cli = await createApplication(oauthDb.db, {
-    name: 'Energy CLI',
-    redirectUris: ['http://127.0.0.1/cb'],
-    scopes: ['read_energy'],
-    confidential: false,
-    grantTypes: [DEVICE_CODE_GRANT],
-  })
-  cliId = cli.application.uid
-  const secret = await registerDataApi(oauthDb.url, dir)
+  // the applications as pnpm start registers them: login needs no --client-id after it
+  const identity = await wireIdentity({ HOST: '127.0.0.1', DATA_DIR: dir }, oauthDb.url, () => undefined)
+  const secret = identity.ENERGY_OAUTH_CLIENT_SECRET as string
   oauthServer = await launchService(oauthService, {
     env: {
       OAUTH_DATABASE_URL: oauthDb.url,
@@ -88,7 +80,7 @@ onPostgresServer('pnpm energy login (RFC 8628 device flow) and pnpm energy expor
     const code = new Promise<string>((resolve) => {
       shown = resolve
     })
-    const login = energyCli(env(), ['login', '--client-id', cliId], (line) => {
+    const login = energyCli(env(), ['login'], (line) => {
       const match = LOGIN_PROMPT.exec(line)
       if (match) {
         expect(match[1]).toBe(`${oauthServer.url}/oauth/device`)
@@ -110,7 +102,7 @@ onPostgresServer('pnpm energy login (RFC 8628 device flow) and pnpm energy expor
     expect(JSON.parse(login.stdout())).toMatchObject({ signed_in: true, token_file: file, scope: 'read_energy' })
     expect(statSync(file).mode & 0o777).toBe(0o600)
     const stored = JSON.parse(readFileSync(file, 'utf8')) as { access_token: string; client_id: string }
-    expect(stored.client_id).toBe(cliId)
+    expect(stored.client_id).toBe(FIRST_PARTY_CLIENT_ID)
 
     // the same bytes the data API gives for that token
     const query = new URLSearchParams({ start_datetime: FROM, end_datetime: TO, data_format: 'csv' })

@@ -159,14 +159,14 @@ export async function upsertResourceServer(
  */
 export async function upsertFirstPartyApplication(
   db: ChangeTransaction,
-  values: { uid: string; name: string; redirectUris: string[]; scopes: string[] },
+  values: { uid: string; name: string; redirectUris: string[]; scopes: string[]; grantTypes: string[] },
 ): Promise<Application> {
   const fields = {
     name: values.name,
     secret_digest: null,
     redirect_uris: values.redirectUris,
     scopes: values.scopes,
-    grant_types: ['authorization_code'],
+    grant_types: values.grantTypes,
     confidential: false,
     trusted: true,
     resource_server: false,
