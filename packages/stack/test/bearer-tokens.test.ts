@@ -85,7 +85,7 @@ beforeAll(async () => {
     inheritEnv: false,
     onLine: (line) => logs.push(line),
   })
-}, 60_000)
+})
 
 afterAll(async () => {
   await energy?.stop()

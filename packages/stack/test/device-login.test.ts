@@ -58,7 +58,7 @@ beforeAll(async () => {
     },
     inheritEnv: false,
   })
-}, 60_000)
+})
 
 afterAll(async () => {
   await energy?.stop()
@@ -122,7 +122,7 @@ onPostgresServer('pnpm energy login (RFC 8628 device flow) and pnpm energy expor
     expect(await toFile.exited).toBe(0)
     expect(JSON.parse(toFile.stdout())).toMatchObject({ written: output, group: 'pv' })
     expect(readFileSync(output, 'utf8')).toBe(expected)
-  }, 60_000)
+  })
 
   it("the data API's refusals and usage mistakes are told apart (exit 1 and 2)", async () => {
     const bad = energyCli(env(), ['export', '--group', 'pv', '--from', 'yesterday', '--to', TO])

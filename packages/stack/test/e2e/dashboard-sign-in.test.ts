@@ -69,7 +69,7 @@ describeInBrowser('dashboard sign-in in Chromium', () => {
       }),
     ])
     browser = await launchChromium()
-  }, 90_000)
+  })
   afterAll(async () => {
     await browser?.close()
     await Promise.all([oauth?.stop(), energy?.stop()])

@@ -61,7 +61,7 @@ describeInBrowser('the device flow in Chromium: pnpm energy login, then export',
       },
     })
     browser = await launchChromium()
-  }, 60_000)
+  })
   afterAll(async () => {
     await browser?.close()
     await Promise.all([oauth?.stop(), energy?.stop()])
@@ -130,5 +130,5 @@ describeInBrowser('the device flow in Chromium: pnpm energy login, then export',
     const expected = await direct.text()
     expect(expected.split('\n').length).toBeGreaterThan(90)
     expect(readFileSync(output, 'utf8')).toBe(expected)
-  }, 90_000)
+  })
 })
