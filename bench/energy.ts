@@ -50,7 +50,9 @@ async function timed(fn: () => Promise<number>): Promise<{ ms: number; bytes: nu
 }
 
 async function download(target: string, key: string): Promise<number> {
-  const response = await fetch(target, { headers: { 'x-api-key': key } })
+  // fetch asks for gzip/br by default; psql \copy compresses nothing, so neither does this side
+  // (bench/compression.ts measures compressed answers)
+  const response = await fetch(target, { headers: { 'x-api-key': key, 'accept-encoding': 'identity' } })
   if (response.status !== 200) throw new Error(`${target}: ${response.status} ${await response.text()}`)
   let bytes = 0
   for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) bytes += chunk.length
