@@ -1,5 +1,12 @@
 import { readFileSync } from 'node:fs'
-import { type Database, isEmbedded, readMigrations, registerPlatform, serverOptions } from '@campus/shared'
+import {
+  type CorsPolicy,
+  type Database,
+  isEmbedded,
+  readMigrations,
+  registerPlatform,
+  serverOptions,
+} from '@campus/shared'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { defaultSettings, type EnergySettings } from './config.ts'
@@ -45,20 +52,21 @@ export async function buildApp(options: EnergyAppOptions): Promise<FastifyInstan
 
   await app.register(settingsPlugin, { settings, now: options.now ?? Date.now })
   await app.register(databasePlugin, { database: options.database })
+  // every answer, to the origins configured: callers authenticate by header (x-api-key, or a
+  // bearer token), never by cookie, so a page elsewhere gains nothing its caller lacks
+  const cors: CorsPolicy = {
+    origins: settings.corsOrigins,
+    methods: ['GET', 'HEAD'],
+    allowedHeaders: ['x-api-key', 'Authorization'],
+    exposedHeaders: ['Content-Disposition', 'Retry-After', 'X-Request-Id', 'ETag'],
+  }
   await registerPlatform(app, {
     service: 'energy-data',
     errors: energyErrors,
     db: options.database.db,
     migrations: readMigrations(energyService.migrationsDir),
     metricsToken: settings.metricsToken,
-    // every answer, to the origins configured: callers authenticate by header (x-api-key, or a
-    // bearer token), never by cookie, so a page elsewhere gains nothing its caller lacks
-    cors: () => ({
-      origins: settings.corsOrigins,
-      methods: ['GET', 'HEAD'],
-      allowedHeaders: ['x-api-key', 'Authorization'],
-      exposedHeaders: ['Content-Disposition', 'Retry-After', 'X-Request-Id', 'ETag'],
-    }),
+    cors: () => cors,
     frontDoor: { home: '/dashboard', icon: ICON },
     openapi: {
       info: {

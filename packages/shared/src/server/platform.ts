@@ -51,6 +51,9 @@ const COMPRESSION: FastifyCompressOptions = {
   encodings: ['gzip', 'br'],
   brotliOptions: { params: { [constants.BROTLI_PARAM_QUALITY]: 4, [constants.BROTLI_PARAM_LGWIN]: 18 } },
   zlibOptions: { level: 6 },
+  // request bodies are small forms and JSON: none arrives compressed, so no route pays for a
+  // decompression hook
+  globalDecompression: false,
 }
 
 function sendError(reply: FastifyReply, error: HttpError) {
@@ -118,7 +121,7 @@ export async function registerPlatform<DB>(app: FastifyInstance, options: Platfo
   })
 
   await app.register(compress, COMPRESSION)
-  if (options.cors) await registerCors(app, options.cors)
+  if (options.cors) registerCors(app, options.cors)
 
   app.setNotFoundHandler((request, reply) => sendError(reply, errors.notFound(request.method, request.url)))
 
