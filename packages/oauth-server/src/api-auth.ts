@@ -7,7 +7,7 @@
  */
 import type { FastifyRequest } from 'fastify'
 import type { User } from './db/schema.ts'
-import { digest, PREFIX } from './domain/secrets.ts'
+import { digest, digestText, PREFIX } from './domain/secrets.ts'
 import { ApiError, InsufficientScope, InvalidToken, Unauthenticated } from './errors.ts'
 import type { OAuthServices } from './oauth-app.ts'
 import { findPersonalAccessToken, touchPersonalAccessToken } from './repositories/personal-access-tokens.ts'
@@ -35,17 +35,16 @@ export async function lookupAccessToken(
   services: Pick<OAuthServices, 'db' | 'changes'>,
   token: string,
 ): Promise<TokenLookup> {
-  const key = digest(token)
-  const cacheKey = key.toString('base64')
+  const cacheKey = digestText(token)
   const { tokens } = services.changes
   let cached = tokens.get(cacheKey)
-  if (cached) {
+  if (cached && services.changes.syncing) {
     // a revocation committed elsewhere just before this request must not be missed
     await services.changes.sync()
     cached = tokens.get(cacheKey)
   }
   if (!cached) {
-    const row = await findAccessTokenWithUser(services.db, key)
+    const row = await findAccessTokenWithUser(services.db, Buffer.from(cacheKey, 'base64'))
     if (!row) return { status: 'invalid' }
     if (row.revoked_at) return { status: 'revoked' }
     cached = { row, expiresAt: Date.now() + row.expires_in * 1000 }

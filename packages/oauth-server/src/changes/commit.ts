@@ -35,6 +35,8 @@ export interface Changes {
   readonly clients: TtlCache<Application>
   /** Before trusting a cache hit: every change committed by any instance so far has been heard. */
   sync(): Promise<void>
+  /** Whether `sync` has anything to do (OAUTH_CACHE_SYNC across instances); callers skip it otherwise. */
+  readonly syncing: boolean
   close(): Promise<void>
 }
 
@@ -95,6 +97,7 @@ export function changeMechanism(db: Kysely<OAuthDB>, options: ChangeOptions): Ch
       return result
     },
     sync: () => (options.cacheSync && listener ? listener.sync() : Promise.resolve()),
+    syncing: Boolean(options.cacheSync && listener),
     close: async () => listener?.close(),
   }
 }

@@ -1,4 +1,4 @@
-import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
+import { createHmac, hash, randomBytes, timingSafeEqual } from 'node:crypto'
 
 /**
  * Prefixes of every credential the server issues: secret scanners can recognise them and a
@@ -23,7 +23,13 @@ export function generateSecret(kind: SecretKind): string {
 
 /** The only form in which a credential is stored: SHA-256 of the full string. */
 export function digest(secret: string): Buffer {
-  return createHash('sha256').update(secret, 'utf8').digest()
+  // the one-shot hash: a quarter of createHash's cost on a hot path (a token per API request)
+  return hash('sha256', secret, 'buffer')
+}
+
+/** The digest as base64 text, cheaper than `digest` when only a key of a map is needed. */
+export function digestText(secret: string): string {
+  return hash('sha256', secret, 'base64')
 }
 
 /** Compares a presented secret with a stored digest in constant time. */

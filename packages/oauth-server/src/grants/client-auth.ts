@@ -70,7 +70,7 @@ export async function authenticateClient(
     )
   const { clients } = services.changes
   let application = clients.get(credentials.clientId)
-  if (application) {
+  if (application && services.changes.syncing) {
     await services.changes.sync()
     application = clients.get(credentials.clientId)
   }
