@@ -102,22 +102,29 @@ export async function buildApp(options: OAuthAppOptions): Promise<FastifyInstanc
       },
     },
   })
-  await app.register(cookie)
   // repeated parameters arrive as arrays and are refused where RFC 6749 3.1 / 3.2 asks
   await app.register(formbody)
-
+  // the pages keep a session in a cookie; no other route reads or sets one, so only they pay
+  // for the cookie hooks (the API answers thousands of requests a second)
+  await app.register(async (pages) => {
+    await pages.register(cookie)
+    for (const routes of [
+      authorizeRoutes,
+      deviceRoutes,
+      signInRoutes,
+      signUpRoutes,
+      profileApplicationRoutes,
+      profileTokenRoutes,
+      profileTwoFactorRoutes,
+      adminPageRoutes,
+    ]) {
+      await pages.register(routes)
+    }
+  })
   for (const routes of [
     assetRoutes,
     metadataRoutes,
     openidRoutes,
-    authorizeRoutes,
-    deviceRoutes,
-    signInRoutes,
-    signUpRoutes,
-    profileApplicationRoutes,
-    profileTokenRoutes,
-    profileTwoFactorRoutes,
-    adminPageRoutes,
     tokenRoutes,
     tokenInfoRoutes,
     revokeIntrospectRoutes,
