@@ -1,5 +1,6 @@
 import { Kysely, PostgresDialect } from 'kysely'
 import pg from 'pg'
+import { PreparingClient } from './prepared.ts'
 
 /** Same JavaScript values whatever the server: int8 and numeric become numbers, not strings. */
 const typeParsers = {
@@ -26,6 +27,11 @@ export interface DatabaseOptions {
   statementTimeoutMillis?: number
   applicationName?: string
   onError?: (error: Error) => void
+  /**
+   * Name statements so PostgreSQL plans each once per connection (see prepared.ts). Only on a
+   * PostgreSQL server, never on embedded PGlite.
+   */
+  prepare?: boolean
 }
 
 /** The one database factory: a pg pool through kysely, whatever serves the URL (PostgreSQL or embedded PGlite). */
@@ -38,6 +44,7 @@ export function createDatabase<DB>(url: string, options: DatabaseOptions = {}): 
     application_name: options.applicationName,
     statement_timeout: options.statementTimeoutMillis,
     types: typeParsers,
+    ...(options.prepare ? { Client: PreparingClient } : {}),
   })
   // A connection dropped while idle emits here; without a listener it would crash the process.
   pool.on('error', (error) => options.onError?.(error))

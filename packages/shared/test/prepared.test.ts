@@ -1,0 +1,71 @@
+/**
+ * Statements with parameters are prepared once per connection on a PostgreSQL server, and a
+ * migration that changes a table's columns under a running instance does not break them.
+ */
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { sql } from 'kysely'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createDatabase, type Database } from '../src/db/database.ts'
+import { createTestDatabase, type TestDatabase } from '../src/testing/database.ts'
+import { needsService } from '../src/testing/requirements.ts'
+
+const server = await needsService('prepared statement tests', 'TEST_DATABASE_URL')
+
+describe.runIf(server)('statements prepared on a PostgreSQL server', () => {
+  let owner: TestDatabase<unknown>
+  /** One connection, so what it prepared can be read back on it. */
+  let one: Database<unknown>
+  const prepared = async () =>
+    (await sql<{ statement: string }>`select statement from pg_prepared_statements`.execute(one.db)).rows.map(
+      (r) => r.statement,
+    )
+
+  beforeAll(async () => {
+    owner = await createTestDatabase<unknown>('prepared', mkdtempSync(join(tmpdir(), 'no-migrations-')))
+    one = createDatabase<unknown>(owner.url, { max: 1, prepare: true })
+  })
+  afterAll(async () => {
+    await one?.close()
+    await owner?.close()
+  })
+
+  it('names a statement with parameters once, and reuses it', async () => {
+    for (const n of [1, 2, 3]) {
+      const { rows } = await sql<{ twice: number }>`select ${n}::int * 2 as twice`.execute(one.db)
+      expect(rows[0]?.twice).toBe(n * 2)
+    }
+    const named = (await prepared()).filter((s) => s.includes('* 2 as twice'))
+    expect(named).toEqual(['select $1::int * 2 as twice'])
+  })
+
+  it('leaves a statement without parameters unnamed', async () => {
+    await sql`select 41 + 1 as answer`.execute(one.db)
+    expect((await prepared()).some((s) => s.includes('41 + 1'))).toBe(false)
+  })
+
+  it('answers with the new columns after a migration adds one to a table it reads', async () => {
+    await sql`create table readings (id int primary key, value int)`.execute(one.db)
+    await sql`insert into readings values (1, 10)`.execute(one.db)
+    const read = () => sql<Record<string, unknown>>`select * from readings where id = ${1}`.execute(one.db)
+    expect((await read()).rows).toEqual([{ id: 1, value: 10 }])
+    await sql`alter table readings add column unit text not null default 'kWh'`.execute(one.db)
+    // the statement prepared before the change can no longer run as it was planned...
+    const stale = await one.pool.connect()
+    try {
+      await expect(
+        stale
+          .query({ name: 'stale_readings', text: 'select * from readings where id = $1', values: [1] })
+          .then(async () => {
+            await stale.query('alter table readings add column note text')
+            return stale.query({ name: 'stale_readings', text: 'select * from readings where id = $1', values: [1] })
+          }),
+      ).rejects.toThrow(/cached plan must not change result type/)
+    } finally {
+      stale.release()
+    }
+    // ...while the service's own queries go on, with every column
+    expect((await read()).rows).toEqual([{ id: 1, value: 10, unit: 'kWh', note: null }])
+  })
+})
