@@ -4,7 +4,12 @@ import type { OAuthDB } from '../db/schema.ts'
 import { ACCESS_TOKEN_TTL } from '../domain/lifetimes.ts'
 import { formatScope } from '../domain/scopes.ts'
 import { digest, generateSecret } from '../domain/secrets.ts'
-import { type CodeAttempt, type RedeemedCode, redeemAuthorizationCode } from '../repositories/codes.ts'
+import {
+  type CodeAttempt,
+  type RedeemedCode,
+  redeemAuthorizationCode,
+  redeemAuthorizationCodes,
+} from '../repositories/codes.ts'
 import { redeemDeviceGrant } from '../repositories/device-grants.ts'
 import { grantSource, insertTokens, type NewTokens, type TokenGrant } from '../repositories/tokens.ts'
 
@@ -70,14 +75,74 @@ export async function issueTokens(
   return tokenResponse(values, grant.scopes, row.created_at)
 }
 
-/** Redeems a code for tokens in one statement; undefined when a binding rule refused it. */
+/** Exchange statements one instance runs at once; exchanges arriving meanwhile wait and go together in the next. */
+export const REDEMPTIONS_IN_FLIGHT = 2
+/** Most codes redeemed by one statement. */
+const REDEMPTIONS_PER_STATEMENT = 64
+
+interface PendingRedemption {
+  attempt: CodeAttempt
+  tokens: NewTokens
+  settle(result: Promise<RedeemedCode | undefined>): void
+}
+
+/**
+ * Group commit of code exchanges. A redemption is one statement and one durable commit: while a
+ * few are in flight, the exchanges that arrive meanwhile are redeemed together by one statement
+ * (each by the same rules; one round trip, one lock of the parent rows the foreign keys check,
+ * one flush of the write-ahead log for all): 1.5x the exchanges per second of one statement
+ * each (docs/PERFORMANCE.md). A lone exchange goes at once, by itself. An answer is given only
+ * once its statement has committed; if a shared statement fails, none of it happened and each
+ * exchange in it is tried again by itself.
+ */
+function redemptionQueue(db: Kysely<OAuthDB>) {
+  const waiting: PendingRedemption[] = []
+  let inFlight = 0
+  async function run(batch: PendingRedemption[]): Promise<void> {
+    let results: Array<Promise<RedeemedCode | undefined>>
+    try {
+      results =
+        batch.length === 1
+          ? batch.map((one) => redeemAuthorizationCode(db, one.attempt, one.tokens))
+          : (await redeemAuthorizationCodes(db, batch)).map((code) => Promise.resolve(code))
+    } catch {
+      results = batch.map((one) => redeemAuthorizationCode(db, one.attempt, one.tokens))
+    }
+    for (const [i, pending] of batch.entries()) pending.settle(results[i] as Promise<RedeemedCode | undefined>)
+    await Promise.allSettled(results)
+  }
+  function pump(): void {
+    while (inFlight < REDEMPTIONS_IN_FLIGHT && waiting.length > 0) {
+      const batch = waiting.splice(0, REDEMPTIONS_PER_STATEMENT)
+      inFlight++
+      void run(batch).finally(() => {
+        inFlight--
+        pump()
+      })
+    }
+  }
+  return (attempt: CodeAttempt, tokens: NewTokens): Promise<RedeemedCode | undefined> =>
+    new Promise((resolve, reject) => {
+      waiting.push({ attempt, tokens, settle: (result) => result.then(resolve, reject) })
+      pump()
+    })
+}
+
+const queues = new WeakMap<Kysely<OAuthDB>, ReturnType<typeof redemptionQueue>>()
+
+/** Redeems a code for tokens (with those arriving meanwhile, see `redemptionQueue`); undefined when a binding rule refused it. */
 export async function redeemCode(
   db: Kysely<OAuthDB>,
   attempt: CodeAttempt,
   refresh: boolean,
 ): Promise<{ response: TokenResponse; code: RedeemedCode } | undefined> {
   const { values, digests } = newTokens(refresh)
-  const code = await redeemAuthorizationCode(db, attempt, digests)
+  let redeem = queues.get(db)
+  if (!redeem) {
+    redeem = redemptionQueue(db)
+    queues.set(db, redeem)
+  }
+  const code = await redeem(attempt, digests)
   return code ? { response: tokenResponse(values, code.scopes, code.createdAt), code } : undefined
 }
 

@@ -1,6 +1,6 @@
-import { type Kysely, sql, type Transaction } from 'kysely'
+import { type Kysely, type RawBuilder, sql, type Transaction } from 'kysely'
 import type { OAuthDB } from '../db/schema.ts'
-import { insertTokens, type NewTokens } from './tokens.ts'
+import { insertTokenRows, insertTokens, type NewTokens } from './tokens.ts'
 
 type Db = Kysely<OAuthDB> | Transaction<OAuthDB>
 
@@ -58,7 +58,7 @@ export interface CodeAttempt {
  * which all hold, and `checkAuthorizationCode` reports each one, so the explanation of a refusal
  * can never disagree with the refusal.
  */
-function bindingRules(attempt: CodeAttempt) {
+function bindingRules(attempt: { [K in keyof CodeAttempt]: CodeAttempt[K] | RawBuilder<CodeAttempt[K]> }) {
   const { verifier, verifierS256 } = attempt
   return {
     unused: sql<boolean>`consumed_at is null`,
@@ -94,6 +94,23 @@ export async function checkAuthorizationCode(
   return { grantId: grant_id, rules: checks }
 }
 
+/** What the update that consumes a code returns of it (with the created tokens' instant, `redeemedOf`). */
+interface ConsumedCode {
+  application_id: number
+  user_id: number
+  scopes: string[]
+  nonce: string | null
+  auth_time: Date | null
+}
+
+const redeemedOf = (row: ConsumedCode & { created_at: Date }): RedeemedCode => ({
+  createdAt: row.created_at,
+  scopes: row.scopes,
+  userId: row.user_id,
+  nonce: row.nonce,
+  authTime: row.auth_time,
+})
+
 export interface RedeemedCode {
   createdAt: Date
   scopes: string[]
@@ -113,18 +130,50 @@ export async function redeemAuthorizationCode(
   attempt: CodeAttempt,
   tokens: NewTokens,
 ): Promise<RedeemedCode | undefined> {
-  const consumed = sql<{
-    application_id: number
-    user_id: number
-    scopes: string[]
-    nonce: string | null
-    auth_time: Date | null
-  }>`
+  const consumed = sql<ConsumedCode>`
     update authorization_codes set consumed_at = now()
     where digest = ${attempt.digest} and ${sql.join(Object.values(bindingRules(attempt)), sql` and `)}
     returning application_id, user_id, scopes, grant_id, nonce, auth_time`
   const row = await insertTokens(db, consumed, tokens)
-  return row
-    ? { createdAt: row.created_at, scopes: row.scopes, userId: row.user_id, nonce: row.nonce, authTime: row.auth_time }
-    : undefined
+  return row ? redeemedOf(row) : undefined
+}
+
+/**
+ * Redeems several codes in one statement (one round trip, one commit): each attempt is checked
+ * by the same binding rules, over its row of the batch, and issued its own tokens. A code named
+ * twice is consumed once (PostgreSQL updates a row once per statement); the other attempt finds
+ * nothing, as the loser of a concurrent redemption does. Undefined for each attempt that did not
+ * redeem (the caller then asks `checkAuthorizationCode` why).
+ */
+export async function redeemAuthorizationCodes(
+  db: Db,
+  redemptions: ReadonlyArray<{ attempt: CodeAttempt; tokens: NewTokens }>,
+): Promise<Array<RedeemedCode | undefined>> {
+  const column = <T>(name: string) => sql<T>`${sql.ref(`a.${name}`)}`
+  const list = <T>(pick: (r: { attempt: CodeAttempt; tokens: NewTokens }) => T) => redemptions.map(pick)
+  const rules = bindingRules({
+    digest: column('a_digest'),
+    applicationId: column('a_application_id'),
+    redirectUri: column('a_redirect_uri'),
+    verifier: column('a_verifier'),
+    verifierS256: column('a_verifier_s256'),
+  })
+  const consumed = sql<ConsumedCode & { n: number; access_digest: Buffer; refresh_digest: Buffer | null }>`
+    update authorization_codes set consumed_at = now()
+    from unnest(${list((r) => r.attempt.digest)}::bytea[], ${list((r) => r.attempt.applicationId)}::int8[],
+      ${list((r) => r.attempt.redirectUri)}::text[], ${list((r) => r.attempt.verifier)}::text[],
+      ${list((r) => r.attempt.verifierS256)}::text[], ${list((r) => r.tokens.accessDigest)}::bytea[],
+      ${list((r) => r.tokens.refreshDigest)}::bytea[]) with ordinality
+      as a(a_digest, a_application_id, a_redirect_uri, a_verifier, a_verifier_s256, a_access, a_refresh, n)
+    where digest = a.a_digest and ${sql.join(Object.values(rules), sql` and `)}
+    returning a.n::int as n, a.a_access as access_digest, a.a_refresh as refresh_digest,
+      application_id, user_id, scopes, grant_id, nonce, auth_time`
+  const rows = await insertTokenRows(db, consumed, {
+    accessDigest: sql<Buffer>`access_digest`,
+    refreshDigest: sql<Buffer | null>`refresh_digest`,
+    ttlSeconds: redemptions[0]?.tokens.ttlSeconds ?? 0,
+  })
+  const redeemed: Array<RedeemedCode | undefined> = redemptions.map(() => undefined)
+  for (const row of rows) redeemed[row.n - 1] = redeemedOf(row)
+  return redeemed
 }

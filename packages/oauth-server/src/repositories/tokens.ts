@@ -4,10 +4,13 @@ import type { OAuthDB, User } from '../db/schema.ts'
 
 type Db = Kysely<OAuthDB> | Transaction<OAuthDB>
 
-/** The digests of a new access token (and refresh token) and how long the access token lives. */
+/**
+ * The digests of a new access token (and refresh token) and how long the access token lives:
+ * values, or (for a source yielding several rows) SQL naming the source's columns that hold them.
+ */
 export interface NewTokens {
-  accessDigest: Buffer
-  refreshDigest: Buffer | null
+  accessDigest: Buffer | RawBuilder<Buffer>
+  refreshDigest: Buffer | null | RawBuilder<Buffer | null>
   ttlSeconds: number
 }
 
@@ -31,28 +34,38 @@ export const grantSource = (
  * The one statement that writes token rows, whatever the grant: an access token (and, with a
  * refresh digest, its refresh token) for each row `source` yields (`application_id`, `user_id`,
  * `scopes`, `grant_id`, and any more columns, returned as they are). One round trip, and atomic
- * with the source itself (a code's consumption): nothing when the source yields no row.
+ * with the source itself (a code's consumption): nothing when the source yields no row. Each
+ * refresh token and answer row is matched to its access token by the access token's digest.
  */
-export async function insertTokens<Row extends { scopes: string[]; user_id: number | null }>(
+export async function insertTokenRows<Row extends { scopes: string[]; user_id: number | null }>(
   db: Db,
   source: RawBuilder<Row>,
   tokens: NewTokens,
-): Promise<(Row & { created_at: Date }) | undefined> {
+): Promise<Array<Row & { created_at: Date }>> {
   const result = await sql<Row & { created_at: Date }>`
     with source as (${source}), access as (
       insert into access_tokens (digest, application_id, user_id, scopes, grant_id, expires_at)
       select ${tokens.accessDigest}, application_id, user_id, scopes, grant_id,
              now() + make_interval(secs => ${tokens.ttlSeconds})
       from source
-      returning id, created_at
+      returning id, digest, created_at
     ), refresh as (
       insert into refresh_tokens (digest, application_id, user_id, access_token_id, scopes, grant_id)
       select ${tokens.refreshDigest}::bytea, s.application_id, s.user_id, a.id, s.scopes, s.grant_id
-      from source s, access a where ${tokens.refreshDigest}::bytea is not null
+      from source s join access a on a.digest = ${tokens.accessDigest} where ${tokens.refreshDigest}::bytea is not null
       returning id
     )
-    select s.*, a.created_at from source s, access a`.execute(db)
-  return result.rows[0]
+    select s.*, a.created_at from source s join access a on a.digest = ${tokens.accessDigest}`.execute(db)
+  return result.rows
+}
+
+/** `insertTokenRows` for a source of one row (every grant but a batch of codes). */
+export async function insertTokens<Row extends { scopes: string[]; user_id: number | null }>(
+  db: Db,
+  source: RawBuilder<Row>,
+  tokens: NewTokens,
+): Promise<(Row & { created_at: Date }) | undefined> {
+  return (await insertTokenRows(db, source, tokens))[0]
 }
 
 export interface RefreshTokenInfo {

@@ -11,6 +11,7 @@ import { buildApp } from '../../src/app.ts'
 import { defaultSettings } from '../../src/config.ts'
 import type { OAuthDB } from '../../src/db/schema.ts'
 import { digest } from '../../src/domain/secrets.ts'
+import { REDEMPTIONS_IN_FLIGHT } from '../../src/grants/issue.ts'
 import { oauthService } from '../../src/service.ts'
 import { memoryThrottle } from '../../src/throttle.ts'
 import { basic, exchangeCode, seed } from '../helpers.ts'
@@ -196,7 +197,9 @@ onPostgresServer('SIGTERM under load on a real server process', () => {
 
   it('finishes the requests in flight, refuses new ones and exits 0', async () => {
     const redirectUri = 'https://client.example/cb'
-    const codes = await Promise.all(Array.from({ length: 8 }, () => newCode(database, data)))
+    // as many as the redemption statements an instance runs at once: each then waits inside the
+    // database, where the test can see it (more would wait in the server's queue, unseen)
+    const codes = await Promise.all(Array.from({ length: REDEMPTIONS_IN_FLIGHT }, () => newCode(database, data)))
     // a side connection holds the codes' row locks: the redemptions stay in flight until it lets go
     const locker = await database.pool.connect()
     await locker.query('begin')

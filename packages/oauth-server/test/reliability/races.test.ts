@@ -65,6 +65,23 @@ describe('races on one code and one refresh token', () => {
     expect(api.status).toBe(401)
   })
 
+  it('40 parallel redemptions of 40 codes (redeemed together): each its own working tokens, none revoked', async () => {
+    const redirectUri = 'https://client.example/cb'
+    const codes = await Promise.all(
+      Array.from({ length: 40 }, () =>
+        issueCode(server, { client: data.web, userId: data.alice.id, redirectUri, scopes: ['api'] }),
+      ),
+    )
+    const results = await Promise.all(codes.map((code) => exchangeCode(server.url, code, redirectUri, auth())))
+    expect(results.map((r) => r.status)).toEqual(codes.map(() => 200))
+    const tokens = results.map((r) => (r.body as { access_token: string }).access_token)
+    expect(new Set(tokens).size).toBe(40)
+    for (const token of tokens) {
+      const api = await fetch(new URL('/api/v4/user', server.url), { headers: { authorization: `Bearer ${token}` } })
+      expect(api.status).toBe(200)
+    }
+  })
+
   it('20 parallel refreshes of one refresh token: one rotation, then the whole family is revoked', async () => {
     const redirectUri = 'https://client.example/cb'
     const code = await issueCode(server, { client: data.web, userId: data.alice.id, redirectUri, scopes: ['api'] })

@@ -6,10 +6,16 @@
  */
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { ACCESS_TOKEN_TTL } from '../../src/domain/lifetimes.ts'
 import { s256, verifierMatches } from '../../src/domain/pkce.ts'
 import { digest, generateSecret } from '../../src/domain/secrets.ts'
 import { redeemCode } from '../../src/grants/issue.ts'
-import { type CodeAttempt, checkAuthorizationCode, insertAuthorizationCode } from '../../src/repositories/codes.ts'
+import {
+  type CodeAttempt,
+  checkAuthorizationCode,
+  insertAuthorizationCode,
+  redeemAuthorizationCodes,
+} from '../../src/repositories/codes.ts'
 import { seed, startServer, type TestServer } from '../helpers.ts'
 
 const REDIRECT = 'https://client.example/cb'
@@ -73,16 +79,21 @@ describe('code binding: the SQL rules and the explanation of a refusal agree', (
     return code
   }
 
+  /** A new code of `kind`, and `attempt` at redeeming it. */
+  async function attemptOn(kind: CodeKind, attempt: (typeof ATTEMPTS)[number]): Promise<CodeAttempt> {
+    return {
+      digest: await newCode(kind),
+      applicationId: attempt.client === 'own' ? data.web.id : data.other.id,
+      redirectUri: attempt.redirect,
+      verifier: attempt.verifier,
+      verifierS256: attempt.verifier === null ? null : s256(attempt.verifier),
+    }
+  }
+
   for (const kind of CODES) {
     for (const attempt of ATTEMPTS) {
       it(`${kind.name}, redeemed ${attempt.name}`, async () => {
-        const code: CodeAttempt = {
-          digest: await newCode(kind),
-          applicationId: attempt.client === 'own' ? data.web.id : data.other.id,
-          redirectUri: attempt.redirect,
-          verifier: attempt.verifier,
-          verifierS256: attempt.verifier === null ? null : s256(attempt.verifier),
-        }
+        const code = await attemptOn(kind, attempt)
         const checked = await checkAuthorizationCode(server.db, code)
         expect(checked).toBeDefined()
         const rules = checked?.rules ?? {}
@@ -105,6 +116,46 @@ describe('code binding: the SQL rules and the explanation of a refusal agree', (
       })
     }
   }
+
+  it('every kind of code and attempt at once, redeemed by one statement (group commit): the same outcomes', async () => {
+    const batch: Array<{ attempt: CodeAttempt; expected: boolean }> = []
+    for (const kind of CODES) {
+      for (const attempt of ATTEMPTS) {
+        const code = await attemptOn(kind, attempt)
+        const checked = await checkAuthorizationCode(server.db, code)
+        batch.push({ attempt: code, expected: Object.values(checked?.rules ?? { none: false }).every(Boolean) })
+      }
+    }
+    // one code twice in the batch: consumed once
+    const twice = batch.find((b) => b.expected) as (typeof batch)[number]
+    batch.push({ attempt: twice.attempt, expected: false })
+    const tokens = batch.map(() => ({
+      accessDigest: digest(generateSecret('accessToken')),
+      refreshDigest: digest(generateSecret('refreshToken')),
+      ttlSeconds: ACCESS_TOKEN_TTL,
+    }))
+    const redeemed = await redeemAuthorizationCodes(
+      server.db,
+      batch.map((b, i) => ({ attempt: b.attempt, tokens: tokens[i] as (typeof tokens)[number] })),
+    )
+    expect(redeemed.map((r) => r !== undefined)).toEqual(batch.map((b) => b.expected))
+    // each redeemed attempt got its own access and refresh token, tied together, for its own code's user
+    for (const [i, r] of redeemed.entries()) {
+      if (!r) continue
+      const access = await server.db
+        .selectFrom('access_tokens')
+        .select(['id', 'user_id', 'application_id'])
+        .where('digest', '=', tokens[i]?.accessDigest as Buffer)
+        .executeTakeFirstOrThrow()
+      expect([access.user_id, access.application_id, r.userId]).toEqual([data.alice.id, data.web.id, data.alice.id])
+      const refresh = await server.db
+        .selectFrom('refresh_tokens')
+        .select('access_token_id')
+        .where('digest', '=', tokens[i]?.refreshDigest as Buffer)
+        .executeTakeFirstOrThrow()
+      expect(refresh.access_token_id).toBe(access.id)
+    }
+  })
 
   it('a code nobody issued has nothing to explain', async () => {
     const unknown = {
