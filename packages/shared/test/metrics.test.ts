@@ -71,3 +71,40 @@ describe('/metrics is private', () => {
     }
   })
 })
+
+describe('request durations', () => {
+  it('are counted by method, route pattern and status; unmatched URLs share one label', async () => {
+    const app = Fastify(serverOptions('test', 'silent'))
+    await registerPlatform(app, {
+      service: 'test',
+      errors,
+      db: {} as never,
+      migrations: [],
+      openapi: { info: { title: 'test', version: '0.0.0' } },
+    })
+    app.get('/things/:id', async (request, reply) =>
+      (request.params as { id: string }).id === '0' ? reply.code(404).send({}) : { ok: true },
+    )
+    await app.ready()
+    try {
+      for (const url of ['/things/1', '/things/2', '/things/0', '/nowhere/1', '/nowhere/2']) await app.inject({ url })
+      await app.inject({ method: 'HEAD', url: '/things/3' })
+      const body = (await scrape(app, '127.0.0.1')).body
+      const count = (labels: string) =>
+        Number(
+          body.match(
+            new RegExp(
+              `^http_request_duration_seconds_count\\{service="test",${labels.replaceAll('/', '\\/')}\\} (\\d+)$`,
+              'm',
+            ),
+          )?.[1] ?? 0,
+        )
+      expect(count('method="GET",route="/things/:id",status_code="200"')).toBe(2)
+      expect(count('method="GET",route="/things/:id",status_code="404"')).toBe(1)
+      expect(count('method="HEAD",route="/things/:id",status_code="200"')).toBe(1)
+      expect(count('method="GET",route="unmatched",status_code="404"')).toBe(2)
+    } finally {
+      await app.close()
+    }
+  })
+})

@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { collectDefaultMetrics, Histogram, Registry } from 'prom-client'
 import type { ErrorFormat } from '../errors.ts'
 
@@ -43,10 +43,40 @@ export function registerMetrics(app: FastifyInstance, service: string, access: M
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [registry],
   })
+  /** The labels of one route's answers, one object per status (prom-client hashes what it is given). */
+  const recorder = (method: string, route: string) => {
+    const byStatus = new Map<number, { method: string; route: string; status_code: string }>()
+    return (status: number, seconds: number) => {
+      let labels = byStatus.get(status)
+      if (!labels) {
+        labels = { method, route, status_code: String(status) }
+        byStatus.set(status, labels)
+      }
+      duration.observe(labels, seconds)
+    }
+  }
+  // each route records its own answers, its pattern known when it is added: reading
+  // request.routeOptions on every answer builds an object each time
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method]
+    const record = new Map(methods.map((method) => [method, recorder(method, route.url)]))
+    const hook = (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
+      record.get(request.method)?.(reply.statusCode, reply.elapsedTime / 1000)
+      done()
+    }
+    route.onResponse = route.onResponse ? [...[route.onResponse].flat(), hook] : [hook]
+  })
+  // Unmatched URLs share one label so a scanner cannot blow up the series count.
+  const unmatched = new Map<string, ReturnType<typeof recorder>>()
   app.addHook('onResponse', (request, reply, done) => {
-    // Unmatched URLs share one label so a scanner cannot blow up the series count.
-    const route = request.routeOptions.url ?? 'unmatched'
-    duration.observe({ method: request.method, route, status_code: String(reply.statusCode) }, reply.elapsedTime / 1000)
+    if (request.is404) {
+      let record = unmatched.get(request.method)
+      if (!record) {
+        record = recorder(request.method, 'unmatched')
+        unmatched.set(request.method, record)
+      }
+      record(reply.statusCode, reply.elapsedTime / 1000)
+    }
     done()
   })
   app.get('/metrics', { schema: { hide: true } }, async (request, reply) => {
