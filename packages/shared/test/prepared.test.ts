@@ -8,6 +8,7 @@ import { join } from 'node:path'
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createDatabase, type Database } from '../src/db/database.ts'
+import { startEmbeddedPostgres } from '../src/db/embedded-server.ts'
 import { createTestDatabase, type TestDatabase } from '../src/testing/database.ts'
 import { needsService } from '../src/testing/requirements.ts'
 
@@ -24,7 +25,7 @@ describe.runIf(server)('statements prepared on a PostgreSQL server', () => {
 
   beforeAll(async () => {
     owner = await createTestDatabase<unknown>('prepared', mkdtempSync(join(tmpdir(), 'no-migrations-')))
-    one = createDatabase<unknown>(owner.url, { max: 1, prepare: true })
+    one = createDatabase<unknown>(owner.url, { max: 1 })
   })
   afterAll(async () => {
     await one?.close()
@@ -38,6 +39,15 @@ describe.runIf(server)('statements prepared on a PostgreSQL server', () => {
     }
     const named = (await prepared()).filter((s) => s.includes('* 2 as twice'))
     expect(named).toEqual(['select $1::int * 2 as twice'])
+  })
+
+  it("names what pg's own pool.query sends too, config objects included", async () => {
+    expect((await one.pool.query('select $1::int + 1 as next', [1])).rows).toEqual([{ next: 2 }])
+    const rows = await one.pool.query({ text: 'select $1::int + 2 as later', values: [1], rowMode: 'array' })
+    expect(rows.rows).toEqual([[3]])
+    const statements = await prepared()
+    expect(statements).toContain('select $1::int + 1 as next')
+    expect(statements).toContain('select $1::int + 2 as later')
   })
 
   it('leaves a statement without parameters unnamed', async () => {
@@ -67,5 +77,24 @@ describe.runIf(server)('statements prepared on a PostgreSQL server', () => {
     }
     // ...while the service's own queries go on, with every column
     expect((await read()).rows).toEqual([{ id: 1, value: 10, unit: 'kWh', note: null }])
+  })
+})
+
+describe('embedded PGlite, one session for every connection', () => {
+  it('names nothing, so two connections can run the same statement', async () => {
+    const server = await startEmbeddedPostgres()
+    const database = createDatabase<unknown>(server.url, { max: 2 })
+    try {
+      const twice = () => sql<{ n: number }>`select ${1}::int + 1 as n`.execute(database.db)
+      const results = await Promise.all([twice(), twice(), twice(), twice()])
+      expect(results.map((r) => r.rows[0]?.n)).toEqual([2, 2, 2, 2])
+      const { rows } = await sql<{ n: number }>`select count(*)::int as n from pg_prepared_statements`.execute(
+        database.db,
+      )
+      expect(rows[0]?.n).toBe(0)
+    } finally {
+      await database.close()
+      await server.close()
+    }
   })
 })

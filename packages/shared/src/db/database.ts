@@ -27,11 +27,6 @@ export interface DatabaseOptions {
   statementTimeoutMillis?: number
   applicationName?: string
   onError?: (error: Error) => void
-  /**
-   * Name statements so PostgreSQL plans each once per connection (see prepared.ts). Only on a
-   * PostgreSQL server, never on embedded PGlite.
-   */
-  prepare?: boolean
 }
 
 /** The one database factory: a pg pool through kysely, whatever serves the URL (PostgreSQL or embedded PGlite). */
@@ -44,7 +39,8 @@ export function createDatabase<DB>(url: string, options: DatabaseOptions = {}): 
     application_name: options.applicationName,
     statement_timeout: options.statementTimeoutMillis,
     types: typeParsers,
-    ...(options.prepare ? { Client: PreparingClient } : {}),
+    // statements planned once per connection (prepared.ts)
+    Client: PreparingClient,
   })
   // A connection dropped while idle emits here; without a listener it would crash the process.
   pool.on('error', (error) => options.onError?.(error))

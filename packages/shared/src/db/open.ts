@@ -20,7 +20,7 @@ export async function openServiceDatabase<DB>(options: {
   pool?: DatabaseOptions
 }): Promise<ServiceDatabase<DB>> {
   if (options.url) {
-    const database = createDatabase<DB>(options.url, { prepare: true, ...options.pool })
+    const database = createDatabase<DB>(options.url, options.pool)
     return { ...database, embedded: false, description: `PostgreSQL at ${describeUrl(options.url)}` }
   }
   const location = await locateEmbedded(options.dataDir, options.service)

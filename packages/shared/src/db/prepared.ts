@@ -29,23 +29,59 @@ function nameOf(text: string): string | null {
  * each query unnamed). For a code exchange that was half of the database's work. A statement
  * without parameters (DDL, LISTEN, a migration of several statements) goes as before.
  *
- * Only for a PostgreSQL server: embedded PGlite serves every connection in one session, where
- * two connections would prepare one name twice.
+ * Not on embedded PGlite, asked once per connection: it serves every connection in one session,
+ * where two connections would prepare one name twice.
  */
 export class PreparingClient extends pg.Client {
+  /** Whether this connection names statements: not when the server is embedded PGlite. */
+  #naming = false
+
+  // biome-ignore lint/suspicious/noExplicitAny: forwards pg's overloads unchanged
+  override connect(...args: any[]): any {
+    const callback = args[0] as ((error: Error | null, client?: pg.Client) => void) | undefined
+    const ready = super.connect().then(async () => {
+      // a URL may lead to embedded PGlite too (the stack hands its URL to the services)
+      const { rows } = await super.query<{ version: string }>('select version()')
+      this.#naming = !String(rows[0]?.version).includes('PGlite')
+    })
+    if (!callback) return ready
+    ready.then(() => callback(null, this), callback)
+    return undefined
+  }
+
   // biome-ignore lint/suspicious/noExplicitAny: forwards pg's overloads unchanged
   override query(...args: any[]): any {
-    const [text, values, callback] = args
-    if (typeof text !== 'string' || !Array.isArray(values) || values.length === 0 || callback !== undefined) {
-      return super.query(...(args as Parameters<pg.Client['query']>))
+    const [first, second, third] = args
+    // (text, values[, callback]) as kysely and pg.Pool call it, or (config[, values][, callback])
+    const config: pg.QueryConfig | undefined =
+      typeof first === 'string'
+        ? Array.isArray(second)
+          ? { text: first, values: second }
+          : undefined
+        : first && typeof first.text === 'string' && first.name === undefined && typeof first.submit !== 'function'
+          ? { ...first, values: first.values ?? (Array.isArray(second) ? second : undefined) }
+          : undefined
+    if (!this.#naming || !config?.values?.length) return super.query(...(args as Parameters<pg.Client['query']>))
+    const callback = [second, third].find((arg) => typeof arg === 'function') as
+      | ((error: Error | null, result?: pg.QueryResult) => void)
+      | undefined
+    const name = nameOf(config.text)
+    if (name === null) return callback ? super.query(config, callback) : super.query(config)
+    const named = { ...config, name }
+    // a plan made stale by a change of the table: this text goes unnamed from now on
+    const stale = (error: unknown) => {
+      if (!isStalePlan(error)) return false
+      names.set(config.text, null)
+      return true
     }
-    const name = nameOf(text)
-    if (name === null) return super.query(text, values)
-    return super.query({ name, text, values }).catch((error: unknown) => {
-      if (!isStalePlan(error)) throw error
-      // this connection's plan predates a change of the table; the text goes unnamed from now on
-      names.set(text, null)
-      return super.query(text, values)
+    if (callback) {
+      return super.query(named, (error: Error | null, result: pg.QueryResult) =>
+        error && stale(error) ? super.query(config, callback) : callback(error, result),
+      )
+    }
+    return super.query(named).catch((error: unknown) => {
+      if (!stale(error)) throw error
+      return super.query(config)
     })
   }
 }

@@ -66,7 +66,7 @@ async function fromServer<DB>(serverUrl: string, service: string, migrationsDir:
   } finally {
     await admin.end()
   }
-  const database = createDatabase<DB>(withDatabase(serverUrl, name), { max: 10, prepare: true })
+  const database = createDatabase<DB>(withDatabase(serverUrl, name), { max: 10 })
   return {
     ...database,
     kind: 'postgres',
@@ -90,12 +90,12 @@ function dockerMayAnswer(): boolean {
 /** The migrated database a throwaway server serves at `url`; closing it stops that server too. */
 async function migratedOn<DB>(
   url: string,
-  pool: { max: number; prepare: boolean },
+  max: number,
   kind: TestDatabaseKind,
   stop: () => Promise<unknown>,
   migrationsDir: string,
 ): Promise<TestDatabase<DB>> {
-  const database = createDatabase<DB>(url, pool)
+  const database = createDatabase<DB>(url, { max })
   await migrate(database.db, readMigrations(migrationsDir))
   return {
     ...database,
@@ -114,7 +114,7 @@ async function fromContainer<DB>(migrationsDir: string): Promise<TestDatabase<DB
     const container = await new PostgreSqlContainer('timescale/timescaledb:latest-pg16').start()
     return await migratedOn<DB>(
       container.getConnectionUri(),
-      { max: 10, prepare: true },
+      10,
       'testcontainers',
       () => container.stop(),
       migrationsDir,
@@ -126,7 +126,7 @@ async function fromContainer<DB>(migrationsDir: string): Promise<TestDatabase<DB
 
 async function fromPglite<DB>(migrationsDir: string): Promise<TestDatabase<DB>> {
   const server = await startEmbeddedPostgres()
-  return migratedOn<DB>(server.url, { max: 4, prepare: false }, 'pglite', () => server.close(), migrationsDir)
+  return migratedOn<DB>(server.url, 4, 'pglite', () => server.close(), migrationsDir)
 }
 
 /**
