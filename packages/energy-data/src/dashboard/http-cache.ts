@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto'
+import { addVary } from '@campus/shared'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 
 /**
@@ -35,10 +36,7 @@ export function sendCached(
   reply.header('etag', etag)
   reply.header('cache-control', `public, max-age=${options.maxAge ?? VIEW_MAX_AGE}`)
   // added to what is there (CORS varies by Origin): a shared cache must tell all of them apart
-  if (options.vary) {
-    const earlier = reply.getHeader('vary')
-    reply.header('vary', earlier ? `${earlier}, ${options.vary}` : options.vary)
-  }
+  if (options.vary) addVary(reply, options.vary)
   if (matchesIfNoneMatch(request.headers['if-none-match'], etag)) {
     return reply.code(304).send()
   }

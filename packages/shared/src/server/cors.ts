@@ -44,8 +44,8 @@ function compile(policy: CorsPolicy): Compiled {
   }
 }
 
-/** Adds `name` to the answer's Vary list. */
-function vary(reply: FastifyReply, name: string): void {
+/** Adds `name` to the answer's Vary list, after what is there (CORS, compression, negotiation). */
+export function addVary(reply: FastifyReply, name: string): void {
   const earlier = reply.getHeader('vary')
   reply.header('vary', typeof earlier === 'string' && earlier !== '' ? `${earlier}, ${name}` : name)
 }
@@ -76,7 +76,7 @@ export function registerCors(app: FastifyInstance, policies: CorsPolicies): void
     if (cors.anyOrigin) allowOrigin = '*'
     else {
       // the answer names one origin or none: a shared cache must keep one copy per Origin
-      vary(reply, 'Origin')
+      addVary(reply, 'Origin')
       const origin = request.headers.origin
       if (origin !== undefined && cors.allowed.has(origin)) allowOrigin = origin
     }
@@ -88,7 +88,7 @@ export function registerCors(app: FastifyInstance, policies: CorsPolicies): void
     reply.header('access-control-allow-methods', cors.methods)
     if (cors.allowedHeaders !== undefined) reply.header('access-control-allow-headers', cors.allowedHeaders)
     else {
-      vary(reply, 'Access-Control-Request-Headers')
+      addVary(reply, 'Access-Control-Request-Headers')
       const asked = request.headers['access-control-request-headers']
       if (asked !== undefined) reply.header('access-control-allow-headers', asked)
     }
