@@ -5,77 +5,42 @@
  * first-party application). The page's own script runs code + PKCE, keeps the token in
  * sessionStorage, loads the charts with it, and forgets (and revokes) it on sign-out.
  */
-import { randomBytes } from 'node:crypto'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { freePort, launchService, type RunningService } from '@campus/shared'
-import {
-  browserAvailable,
-  createTestDatabase,
-  launchChromium,
-  screenshot,
-  type TestDatabase,
-} from '@campus/shared/testing'
-import type { Browser, Page } from 'playwright-core'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { seed } from '../../../energy-data/src/commands/seed.ts'
-import type { EnergyDatabase } from '../../../energy-data/src/db/schema.ts'
+import { freePort } from '@campus/shared'
+import type { Page } from 'playwright-core'
+import { afterAll, beforeAll, expect, it } from 'vitest'
 import { energyService } from '../../../energy-data/src/service.ts'
 import { createUser } from '../../../oauth-server/src/accounts.ts'
-import type { OAuthDB } from '../../../oauth-server/src/db/schema.ts'
 import { oauthService } from '../../../oauth-server/src/service.ts'
+import { describeInBrowser, screenshot } from '../../../oauth-server/test/e2e/chromium.ts'
 import { wireIdentity } from '../../src/identity.ts'
+import { PASSWORD, startTwoServices, type TwoServices } from './two-services.ts'
 
-const PASSWORD = 'correct horse battery staple'
-const DAY_MS = 86_400_000
 const TOKEN_KEY = 'energy-dashboard:token'
 
-const describeInBrowser = browserAvailable() ? describe : describe.skip
-
 describeInBrowser('dashboard sign-in in Chromium', () => {
-  let oauthDb: TestDatabase<OAuthDB>
-  let energyDb: TestDatabase<EnergyDatabase>
-  let oauth: RunningService
-  let energy: RunningService
-  let browser: Browser
-  let dir: string
+  let stack: TwoServices
+  let oauth: TwoServices['oauth']
+  let energy: TwoServices['energy']
+  let browser: TwoServices['browser']
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'dashboard-sign-in-'))
-    oauthDb = await createTestDatabase<OAuthDB>('oauth', oauthService.migrationsDir)
-    energyDb = await createTestDatabase<EnergyDatabase>('energy', energyService.migrationsDir)
-    await createUser(oauthDb.db, { username: 'dana', password: PASSWORD, name: 'Dana', email: 'dana@example.org' })
-    const now = Date.now()
-    await seed(energyDb.pool, {
-      from: new Date(now - 2 * DAY_MS).toISOString().slice(0, 10),
-      to: new Date(now + DAY_MS).toISOString().slice(0, 10),
+    stack = await startTwoServices({
+      name: 'dashboard-sign-in',
+      prepare: async ({ oauthDb, dir }) => {
+        await createUser(oauthDb.db, { username: 'dana', password: PASSWORD, name: 'Dana', email: 'dana@example.org' })
+        // registered with each other as `pnpm start` does it
+        const [oauthPort, energyPort] = [await freePort(), await freePort()]
+        const identity = await wireIdentity(
+          { HOST: '127.0.0.1', DATA_DIR: dir, [oauthService.portEnv]: oauthPort, [energyService.portEnv]: energyPort },
+          oauthDb.url,
+          () => undefined,
+        )
+        return { oauthPort, energyPort, energyEnv: identity }
+      },
     })
-    const [oauthPort, energyPort] = [await freePort(), await freePort()]
-    const identity = await wireIdentity(
-      { HOST: '127.0.0.1', DATA_DIR: dir, [oauthService.portEnv]: oauthPort, [energyService.portEnv]: energyPort },
-      oauthDb.url,
-      () => undefined,
-    )
-    const common = { LOG_LEVEL: 'warn', MIGRATE_ON_START: 'false' }
-    ;[oauth, energy] = await Promise.all([
-      launchService(oauthService, {
-        port: oauthPort,
-        env: { ...common, OAUTH_DATABASE_URL: oauthDb.url, OAUTH_SECRET_KEY: randomBytes(32).toString('hex') },
-      }),
-      launchService(energyService, {
-        port: energyPort,
-        env: { ...common, ENERGY_DATABASE_URL: energyDb.url, ...identity },
-      }),
-    ])
-    browser = await launchChromium()
+    ;({ oauth, energy, browser } = stack)
   })
-  afterAll(async () => {
-    await browser?.close()
-    await Promise.all([oauth?.stop(), energy?.stop()])
-    await Promise.all([oauthDb?.close(), energyDb?.close()])
-    if (dir) rmSync(dir, { recursive: true, force: true })
-  })
+  afterAll(async () => stack?.close())
 
   /** Every chart drawn: its status line emptied by the script (a failure writes the reason there). */
   const chartsDrawn = (page: Page) =>

@@ -4,70 +4,53 @@
  * gets its token and `pnpm energy export` writes the CSV. Both services run as their own
  * processes on PostgreSQL, the data API introspecting the token at the OAuth server.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { launchService, type RunningService } from '@campus/shared'
-import { createTestDatabase, type TestDatabase } from '@campus/shared/testing'
-import type { Browser } from 'playwright-core'
+import { freePort } from '@campus/shared'
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import type { EnergyDatabase } from '../../../energy-data/src/db/schema.ts'
-import { energyService } from '../../../energy-data/src/service.ts'
 import { views } from '../../../energy-data/test/fixtures/views.ts'
 import { testDatabase } from '../../../energy-data/test/harness.ts'
 import { createApplication, createUser } from '../../../oauth-server/src/accounts.ts'
-import type { OAuthDB } from '../../../oauth-server/src/db/schema.ts'
 import { DEVICE_CODE_GRANT } from '../../../oauth-server/src/domain/grant-types.ts'
-import { oauthService } from '../../../oauth-server/src/service.ts'
-import { describeInBrowser, launchChromium, screenshot, signInOnPage } from '../../../oauth-server/test/e2e/chromium.ts'
+import { describeInBrowser, screenshot, signInOnPage } from '../../../oauth-server/test/e2e/chromium.ts'
 import { energyCli, LOGIN_PROMPT } from '../energy-client.ts'
 import { registerDataApi } from '../resource-server.ts'
-
-const PASSWORD = 'correct horse battery staple'
+import { PASSWORD, startTwoServices, type TwoServices } from './two-services.ts'
 
 describeInBrowser('the device flow in Chromium: pnpm energy login, then export', () => {
-  let oauthDb: TestDatabase<OAuthDB>
-  let energyDb: TestDatabase<EnergyDatabase>
-  let oauth: RunningService
-  let energy: RunningService
-  let browser: Browser
+  let stack: TwoServices
+  let oauth: TwoServices['oauth']
+  let energy: TwoServices['energy']
+  let browser: TwoServices['browser']
   let dir: string
   let clientId: string
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'device-flow-'))
-    oauthDb = await createTestDatabase<OAuthDB>('oauth', oauthService.migrationsDir)
-    energyDb = await testDatabase(views)
-    await createUser(oauthDb.db, { username: 'erin', password: PASSWORD, name: 'Erin', email: 'erin@example.org' })
-    const { application } = await createApplication(oauthDb.db, {
-      name: 'Energy CLI',
-      redirectUris: ['http://127.0.0.1/cb'],
-      scopes: ['read_energy'],
-      confidential: false,
-      grantTypes: [DEVICE_CODE_GRANT],
-    })
-    clientId = application.uid
-    const secret = await registerDataApi(oauthDb.url, dir)
-    const common = { LOG_LEVEL: 'warn', MIGRATE_ON_START: 'false' }
-    oauth = await launchService(oauthService, {
-      env: { ...common, OAUTH_DATABASE_URL: oauthDb.url, OAUTH_SECRET_KEY: '33'.repeat(32), DATA_DIR: dir },
-    })
-    energy = await launchService(energyService, {
-      env: {
-        ...common,
-        ENERGY_DATABASE_URL: energyDb.url,
-        ENERGY_OAUTH_ISSUER: oauth.url,
-        ENERGY_OAUTH_CLIENT_SECRET: secret,
+    stack = await startTwoServices({
+      name: 'device-flow',
+      energyDatabase: () => testDatabase(views),
+      prepare: async ({ oauthDb, dir }) => {
+        await createUser(oauthDb.db, { username: 'erin', password: PASSWORD, name: 'Erin', email: 'erin@example.org' })
+        const { application } = await createApplication(oauthDb.db, {
+          name: 'Energy CLI',
+          redirectUris: ['http://127.0.0.1/cb'],
+          scopes: ['read_energy'],
+          confidential: false,
+          grantTypes: [DEVICE_CODE_GRANT],
+        })
+        clientId = application.uid
+        const secret = await registerDataApi(oauthDb.url, dir)
+        // the data API introspects at the OAuth server: its address is fixed before either starts
+        const oauthPort = await freePort()
+        return {
+          oauthPort,
+          energyEnv: { ENERGY_OAUTH_ISSUER: `http://127.0.0.1:${oauthPort}`, ENERGY_OAUTH_CLIENT_SECRET: secret },
+        }
       },
     })
-    browser = await launchChromium()
+    ;({ oauth, energy, browser, dir } = stack)
   })
-  afterAll(async () => {
-    await browser?.close()
-    await Promise.all([oauth?.stop(), energy?.stop()])
-    await Promise.all([oauthDb?.close(), energyDb?.close()])
-    if (dir) rmSync(dir, { recursive: true, force: true })
-  })
+  afterAll(async () => stack?.close())
 
   it('the CLI prints the code, the browser signs in and enters it, the CLI gets its token and exports CSV', async () => {
     const env = { XDG_CONFIG_HOME: join(dir, 'config'), ENERGY_OAUTH_ISSUER: oauth.url, ENERGY_URL: energy.url }

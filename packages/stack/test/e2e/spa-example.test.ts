@@ -5,70 +5,44 @@
  * /api/v4/user with the token and /data/pv with an API key. Every cross-origin call works only
  * if the services answer CORS (and its preflights) as they should.
  */
-import { randomBytes } from 'node:crypto'
-import { launchService, type RunningService } from '@campus/shared'
-import {
-  browserAvailable,
-  createTestDatabase,
-  launchChromium,
-  screenshot,
-  type TestDatabase,
-} from '@campus/shared/testing'
-import type { Browser } from 'playwright-core'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, expect, it } from 'vitest'
 import { startSpa } from '../../../../examples/spa/serve.ts'
-import { seed } from '../../../energy-data/src/commands/seed.ts'
-import type { EnergyDatabase } from '../../../energy-data/src/db/schema.ts'
 import { createApiKey } from '../../../energy-data/src/repositories/api-keys.ts'
-import { energyService } from '../../../energy-data/src/service.ts'
 import { createApplication, createUser } from '../../../oauth-server/src/accounts.ts'
-import type { OAuthDB } from '../../../oauth-server/src/db/schema.ts'
-import { oauthService } from '../../../oauth-server/src/service.ts'
-
-const PASSWORD = 'correct horse battery staple'
-const DAY_MS = 86_400_000
-
-const describeInBrowser = browserAvailable() ? describe : describe.skip
+import { describeInBrowser, screenshot } from '../../../oauth-server/test/e2e/chromium.ts'
+import { PASSWORD, startTwoServices, type TwoServices } from './two-services.ts'
 
 describeInBrowser('the single-page example in Chromium, across origins', () => {
-  let oauthDb: TestDatabase<OAuthDB>
-  let energyDb: TestDatabase<EnergyDatabase>
-  let oauth: RunningService
-  let energy: RunningService
+  let stack: TwoServices
+  let oauth: TwoServices['oauth']
+  let energy: TwoServices['energy']
+  let browser: TwoServices['browser']
   let spa: Awaited<ReturnType<typeof startSpa>>
-  let browser: Browser
 
   beforeAll(async () => {
-    oauthDb = await createTestDatabase<OAuthDB>('oauth', oauthService.migrationsDir)
-    energyDb = await createTestDatabase<EnergyDatabase>('energy', energyService.migrationsDir)
-    await createUser(oauthDb.db, { username: 'dana', password: PASSWORD, name: 'Dana', email: 'dana@example.org' })
-    const { application } = await createApplication(oauthDb.db, {
-      name: 'Campus SPA',
-      redirectUris: ['http://127.0.0.1/callback'],
-      scopes: ['read_user'],
-      confidential: false,
+    let clientId = ''
+    let apiKey = ''
+    stack = await startTwoServices({
+      name: 'spa-example',
+      prepare: async ({ oauthDb, energyDb }) => {
+        await createUser(oauthDb.db, { username: 'dana', password: PASSWORD, name: 'Dana', email: 'dana@example.org' })
+        const { application } = await createApplication(oauthDb.db, {
+          name: 'Campus SPA',
+          redirectUris: ['http://127.0.0.1/callback'],
+          scopes: ['read_user'],
+          confidential: false,
+        })
+        clientId = application.uid
+        apiKey = (await createApiKey(energyDb.db, { name: 'spa', endpoints: ['/data/*'] })).key
+        return {}
+      },
     })
-    const { key } = await createApiKey(energyDb.db, { name: 'spa', endpoints: ['/data/*'] })
-    const now = Date.now()
-    await seed(energyDb.pool, {
-      from: new Date(now - 2 * DAY_MS).toISOString().slice(0, 10),
-      to: new Date(now + DAY_MS).toISOString().slice(0, 10),
-    })
-    const common = { LOG_LEVEL: 'warn', MIGRATE_ON_START: 'false' }
-    ;[oauth, energy] = await Promise.all([
-      launchService(oauthService, {
-        env: { ...common, OAUTH_DATABASE_URL: oauthDb.url, OAUTH_SECRET_KEY: randomBytes(32).toString('hex') },
-      }),
-      launchService(energyService, { env: { ...common, ENERGY_DATABASE_URL: energyDb.url } }),
-    ])
-    spa = await startSpa({ issuer: oauth.url, clientId: application.uid, dataApi: energy.url, apiKey: key })
-    browser = await launchChromium()
+    ;({ oauth, energy, browser } = stack)
+    spa = await startSpa({ issuer: oauth.url, clientId, dataApi: energy.url, apiKey })
   })
   afterAll(async () => {
-    await browser?.close()
     await spa?.close()
-    await Promise.all([oauth?.stop(), energy?.stop()])
-    await Promise.all([oauthDb?.close(), energyDb?.close()])
+    await stack?.close()
   })
 
   it('signs in, consents, redeems the code through CORS, then shows /api/v4/user and /data/pv', async () => {
