@@ -67,7 +67,7 @@ const WRITE_CHARS = 32_768
 
 export function createExporter(options: ExporterOptions) {
   const { pool, cache } = options
-  // each open export holds about three slices in memory however slowly its client reads:
+  // each open export holds about two slices in memory however slowly its client reads:
   // bounding their number bounds the memory a crowd of slow clients can pin
   let openStreams = 0
 
