@@ -15,9 +15,9 @@ const EnergyConfigSchema = Type.Object({
   ENERGY_MAX_ROWS: Type.Integer({ minimum: 1, default: 500_000, description: 'Most rows one data request may return' }),
   ENERGY_MAX_STREAMS: Type.Integer({
     minimum: 1,
-    default: 32,
+    default: 24,
     description:
-      'Most exports of several slices one process streams at once (each holds about two slices in memory); more: 503',
+      'Most exports of several slices one process streams at once (each holds about three slices in memory); more: 503',
   }),
   ENERGY_CACHE_MB: Type.Number({
     minimum: 0,

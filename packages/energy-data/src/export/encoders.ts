@@ -71,6 +71,8 @@ interface Encoding {
   /** Opening of the body (a JSON bracket, a CSV/TXT header line). */
   begin(fields: readonly string[]): string
   readonly end: string
+  /** What ends each row (CSV, TXT) or nothing (JSON): see `pieces` in export.ts. */
+  readonly eol: string
   /** Encodes a batch; `first` says whether it opens the body (JSON needs no comma then). */
   encode(rows: readonly EncodedRow[], first: boolean): string
 }
@@ -111,6 +113,7 @@ export function encoding(format: DataFormat, writeTime: (ms: number) => string):
       rowSql: rowSql(format),
       begin: () => '[',
       end: ']',
+      eol: '',
       encode(rows, first) {
         let out = ''
         for (let r = 0; r < rows.length; r++) {
@@ -128,6 +131,7 @@ export function encoding(format: DataFormat, writeTime: (ms: number) => string):
     rowSql: rowSql(format),
     begin: (fields) => [TIME_FIELD, ...fields].join(separator) + eol,
     end: '',
+    eol,
     encode(rows) {
       let out = ''
       for (const row of rows) out += writeTime(row[0]) + separator + row[1] + eol

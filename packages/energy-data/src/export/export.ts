@@ -67,7 +67,7 @@ const WRITE_CHARS = 32_768
 
 export function createExporter(options: ExporterOptions) {
   const { pool, cache } = options
-  // each open export holds about two slices in memory however slowly its client reads:
+  // each open export holds about three slices in memory however slowly its client reads:
   // bounding their number bounds the memory a crowd of slow clients can pin
   let openStreams = 0
 
@@ -135,13 +135,16 @@ export function createExporter(options: ExporterOptions) {
           // and every string stays small enough for V8's young generation
           let pending = begin
           let opening = true
+          // each write but the last keeps back the line break of its last row, so a body cut
+          // between writes never ends on a whole line and cannot pass for a complete CSV or TXT
+          const held = encoder.eol.length
           for (let batch = first; !batch.done; batch = await rows.next()) {
             for (let i = 0; i < batch.value.length; i += PIECE_ROWS) {
               pending += encoder.encode(batch.value.slice(i, i + PIECE_ROWS), opening)
               opening = false
               if (pending.length >= WRITE_CHARS) {
-                yield pending
-                pending = ''
+                yield held ? pending.slice(0, -held) : pending
+                pending = held ? encoder.eol : ''
               }
             }
           }

@@ -316,6 +316,14 @@ export async function countSeries(pool: pg.Pool, request: SeriesRequest, plan: S
   return result.rows[0]?.n ?? 0
 }
 
+/**
+ * Slices read ahead of the one being written out, each on its own connection. Two: a year of
+ * 15-minute CSV went from 0.67x to 0.88x the rows/s of `psql \copy` (one ahead left the service
+ * waiting for the database half the time); three were no faster. An export then holds three
+ * slices (about 2,500 rows each): ten years peaked at 165-172 MB RSS instead of 155-161 MB.
+ */
+const SLICES_AHEAD = 2
+
 /** The rows of the window, one slice (a short query) at a time; nothing is held between slices. */
 export async function* readSeries(
   pool: pg.Pool,
@@ -337,11 +345,17 @@ export async function* readSeries(
     pending.catch(() => undefined)
     return pending
   }
-  // the next slice is read while the current one is written out: the database and the client overlap
-  let next = slices[0] ? fetchSlice(slices[0]) : undefined
-  for (let i = 0; next; i++) {
-    const result = await next
-    next = slices[i + 1] ? fetchSlice(slices[i + 1] as [number, number]) : undefined
+  // the next slices are read while the current one is written out: the database and the client overlap
+  const ahead: Array<ReturnType<typeof fetchSlice>> = []
+  let fetched = 0
+  const fill = () => {
+    while (ahead.length < SLICES_AHEAD && fetched < slices.length)
+      ahead.push(fetchSlice(slices[fetched++] as [number, number]))
+  }
+  fill()
+  while (ahead.length) {
+    const result = await (ahead.shift() as ReturnType<typeof fetchSlice>)
+    fill()
     if (result.rows.length) yield result.rows
   }
 }
