@@ -1,7 +1,8 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { collectDefaultMetrics, Histogram, Registry } from 'prom-client'
+import { collectDefaultMetrics, Registry } from 'prom-client'
 import type { ErrorFormat } from '../errors.ts'
+import { type DurationSeries, RequestDurations } from './durations.ts'
 
 export interface MetricsAccess {
   /**
@@ -36,23 +37,18 @@ export function registerMetrics(app: FastifyInstance, service: string, access: M
   const registry = new Registry()
   registry.setDefaultLabels({ service })
   collectDefaultMetrics({ register: registry })
-  const duration = new Histogram({
-    name: 'http_request_duration_seconds',
-    help: 'HTTP request duration in seconds, by method, route and status code',
-    labelNames: ['method', 'route', 'status_code'] as const,
-    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-    registers: [registry],
-  })
-  /** The labels of one route's answers, one object per status (prom-client hashes what it is given). */
+  const durations = new RequestDurations()
+  registry.registerMetric(durations as never)
+  /** The series of one route's answers, one per status. */
   const recorder = (method: string, route: string) => {
-    const byStatus = new Map<number, { method: string; route: string; status_code: string }>()
+    const byStatus = new Map<number, DurationSeries>()
     return (status: number, seconds: number) => {
-      let labels = byStatus.get(status)
-      if (!labels) {
-        labels = { method, route, status_code: String(status) }
-        byStatus.set(status, labels)
+      let series = byStatus.get(status)
+      if (!series) {
+        series = durations.series(method, route, status)
+        byStatus.set(status, series)
       }
-      duration.observe(labels, seconds)
+      series.observe(seconds)
     }
   }
   // each route records its own answers, its pattern known when it is added: reading
