@@ -4,6 +4,13 @@ import { oauthErrors } from '../errors.ts'
 const hasNul = (value: unknown): boolean =>
   typeof value === 'string' ? value.includes('\u0000') : Array.isArray(value) && value.some(hasNul)
 
+/** Where the first parameter of `values` holding NUL is; walked without allocating (every request). */
+function withNul(part: string, values: unknown): [string, string] | undefined {
+  if (!values || typeof values !== 'object') return undefined
+  for (const name in values) if (hasNul((values as Record<string, unknown>)[name])) return [part, name]
+  return undefined
+}
+
 /**
  * PostgreSQL text cannot hold the NUL character: a parameter carrying one (a client_id, a
  * username, a nonce...) would fail its query with a 500. No parameter of this server may hold
@@ -13,22 +20,9 @@ export const textParametersPlugin = fp(
   async (app) => {
     // a plain callback: it runs on every request (see registerPlatform)
     app.addHook('preHandler', (request, _reply, done) => {
-      for (const [part, values] of [
-        ['query', request.query],
-        ['body', request.body],
-        ['path', request.params],
-      ] as const) {
-        if (!values || typeof values !== 'object') continue
-        for (const [name, value] of Object.entries(values)) {
-          if (hasNul(value)) {
-            done(
-              oauthErrors.validation([{ loc: [part, name], msg: 'must not contain the NUL character', type: 'nul' }]),
-            )
-            return
-          }
-        }
-      }
-      done()
+      const found = withNul('query', request.query) ?? withNul('body', request.body) ?? withNul('path', request.params)
+      if (!found) return done()
+      done(oauthErrors.validation([{ loc: found, msg: 'must not contain the NUL character', type: 'nul' }]))
     })
   },
   { name: 'oauth-text-parameters' },
