@@ -1,5 +1,5 @@
 /**
- * Short-lived in-process caches of the hot lookups (access tokens by digest, clients by id), so
+ * Short-lived in-process caches of the hot lookups (access tokens as presented, clients by id), so
  * steady API and introspection traffic skips the database.
  *
  * Every revocation, rotation, code replay and profile write clears the caches of this instance
