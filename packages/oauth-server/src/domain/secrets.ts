@@ -1,4 +1,4 @@
-import { createHmac, hash, randomBytes, timingSafeEqual } from 'node:crypto'
+import { createHmac, hash, randomBytes, randomFillSync, timingSafeEqual } from 'node:crypto'
 
 /**
  * Prefixes of every credential the server issues: secret scanners can recognise them and a
@@ -16,9 +16,27 @@ export const PREFIX = {
 
 export type SecretKind = keyof typeof PREFIX
 
+/**
+ * Entropy for credentials, drawn from one 4 kB fill of the CSPRNG at a time, as Node buffers it
+ * for `randomUUID`: a code exchange makes two tokens, and a call to OpenSSL for each 32 bytes
+ * cost ten times the slice (3.1-4.0 µs against 0.3-0.5). Each byte is handed out once.
+ */
+const entropy = Buffer.alloc(4096)
+let drawn = entropy.length
+
+function randomSlice(length: number): Buffer {
+  if (drawn + length > entropy.length) {
+    randomFillSync(entropy)
+    drawn = 0
+  }
+  const slice = entropy.subarray(drawn, drawn + length)
+  drawn += length
+  return slice
+}
+
 /** A new random 256-bit credential with its prefix (base64url body, 43 characters). */
 export function generateSecret(kind: SecretKind): string {
-  return PREFIX[kind] + randomBytes(32).toString('base64url')
+  return PREFIX[kind] + randomSlice(32).toString('base64url')
 }
 
 /** The only form in which a credential is stored: SHA-256 of the full string. */

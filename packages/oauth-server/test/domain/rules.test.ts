@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { s256, verifierMatches } from '../../src/domain/pkce.ts'
 import { matchRedirectUri, redirectUriProblem } from '../../src/domain/redirect-uri.ts'
 import { resolveScopes } from '../../src/domain/scopes.ts'
-import { digest, generateClientId, generateSecret, matchesDigest } from '../../src/domain/secrets.ts'
+import { digest, generateClientId, generateSecret, matchesDigest, PREFIX } from '../../src/domain/secrets.ts'
 import { base32Encode, hotp, verifyTotp } from '../../src/domain/totp.ts'
 
 describe('RFC 7636 appendix B: S256 challenge', () => {
@@ -100,6 +100,14 @@ describe('credentials at rest', () => {
     expect(matchesDigest(token, digest(token))).toBe(true)
     expect(matchesDigest(`${token}x`, digest(token))).toBe(false)
     expect(matchesDigest(token, null)).toBe(false)
+  })
+
+  it('never hands out the same entropy twice, across refills of the buffered random bytes', () => {
+    // 1,000 credentials draw 32,000 bytes: eight refills of the 4 kB buffer
+    const bodies = Array.from({ length: 1000 }, () => generateSecret('refreshToken').slice(PREFIX.refreshToken.length))
+    expect(new Set(bodies).size).toBe(bodies.length)
+    // and none is a slice of a buffer left unfilled
+    expect(bodies.every((b) => !Buffer.from(b, 'base64url').equals(Buffer.alloc(32)))).toBe(true)
   })
 })
 
