@@ -12,7 +12,7 @@ const errors: ErrorFormat = {
   internal: () => new HttpError(500, 'Internal Server Error'),
 }
 
-async function platform(metricsToken?: string): Promise<FastifyInstance> {
+async function platform(metricsToken?: string, routes?: (app: FastifyInstance) => void): Promise<FastifyInstance> {
   const app = Fastify(serverOptions('test', 'silent'))
   await registerPlatform(app, {
     service: 'test',
@@ -23,6 +23,7 @@ async function platform(metricsToken?: string): Promise<FastifyInstance> {
     openapi: { info: { title: 'test', version: '0.0.0' } },
     metricsToken,
   })
+  routes?.(app)
   await app.ready()
   return app
 }
@@ -74,18 +75,11 @@ describe('/metrics is private', () => {
 
 describe('request durations', () => {
   it('are counted by method, route pattern and status; unmatched URLs share one label', async () => {
-    const app = Fastify(serverOptions('test', 'silent'))
-    await registerPlatform(app, {
-      service: 'test',
-      errors,
-      db: {} as never,
-      migrations: [],
-      openapi: { info: { title: 'test', version: '0.0.0' } },
-    })
-    app.get('/things/:id', async (request, reply) =>
-      (request.params as { id: string }).id === '0' ? reply.code(404).send({}) : { ok: true },
+    const app = await platform(undefined, (app) =>
+      app.get('/things/:id', async (request, reply) =>
+        (request.params as { id: string }).id === '0' ? reply.code(404).send({}) : { ok: true },
+      ),
     )
-    await app.ready()
     try {
       for (const url of ['/things/1', '/things/2', '/things/0', '/nowhere/1', '/nowhere/2']) await app.inject({ url })
       await app.inject({ method: 'HEAD', url: '/things/3' })
