@@ -1,14 +1,13 @@
+import { parametersWhere } from '@campus/shared'
 import fp from 'fastify-plugin'
 import { oauthErrors } from '../errors.ts'
 
-const hasNul = (value: unknown): boolean =>
-  typeof value === 'string' ? value.includes('\u0000') : Array.isArray(value) && value.some(hasNul)
+const hasNul = (value: unknown): boolean => typeof value === 'string' && value.includes('\u0000')
 
-/** Where the first parameter of `values` holding NUL is; walked without allocating (every request). */
+/** Where the first parameter of `values` holding NUL is. */
 function withNul(part: string, values: unknown): [string, string] | undefined {
-  if (!values || typeof values !== 'object') return undefined
-  for (const name in values) if (hasNul((values as Record<string, unknown>)[name])) return [part, name]
-  return undefined
+  const name = parametersWhere(values, hasNul)[0]
+  return name === undefined ? undefined : [part, name]
 }
 
 /**

@@ -11,7 +11,7 @@ import { type CorsPolicies, registerCors } from './cors.ts'
 import { type FrontDoor, registerFrontDoor } from './front-door.ts'
 import { registerHealth } from './health.ts'
 import { registerMetrics } from './metrics.ts'
-import { toValidationIssues } from './validation.ts'
+import { parametersWhere, toValidationIssues } from './validation.ts'
 
 export interface PlatformOptions<DB> {
   service: string
@@ -56,23 +56,7 @@ const COMPRESSION: FastifyCompressOptions = {
   globalDecompression: false,
 }
 
-const NONE: readonly ValidationIssue[] = Object.freeze([])
-
 const notFinite = (value: unknown): boolean => typeof value === 'number' && !Number.isFinite(value)
-
-/** The parameters of `values` (a parsed query or path) holding a number that is not finite. */
-function infiniteNumbers(part: 'query' | 'path', values: unknown): readonly ValidationIssue[] {
-  if (!values || typeof values !== 'object') return NONE
-  let issues: ValidationIssue[] | undefined
-  for (const name in values) {
-    const value = (values as Record<string, unknown>)[name]
-    if (Array.isArray(value) ? value.some(notFinite) : notFinite(value)) {
-      issues ??= []
-      issues.push({ loc: [part, name], msg: 'Input should be a finite number', type: 'finite_number' })
-    }
-  }
-  return issues ?? NONE
-}
 
 function sendError(reply: FastifyReply, error: HttpError) {
   return reply.code(error.statusCode).headers(error.headers).send(error.body())
@@ -106,10 +90,17 @@ export async function registerPlatform<DB>(app: FastifyInstance, options: Platfo
   // Ajv's type coercion turns the strings "Infinity" and "NaN" into numbers without checking
   // them; no declared number here is meant to be infinite, so refuse them like any bad value.
   app.addHook('preHandler', (request, _reply, done) => {
-    // most requests carry no number at all: nothing is allocated unless one is not finite
-    const query = infiniteNumbers('query', request.query)
-    const path = infiniteNumbers('path', request.params)
-    done(query === NONE && path === NONE ? undefined : errors.validation([...query, ...path]))
+    const query = parametersWhere(request.query, notFinite)
+    const path = parametersWhere(request.params, notFinite)
+    if (query.length + path.length === 0) return done()
+    const issue =
+      (part: 'query' | 'path') =>
+      (name: string): ValidationIssue => ({
+        loc: [part, name],
+        msg: 'Input should be a finite number',
+        type: 'finite_number',
+      })
+    done(errors.validation([...query.map(issue('query')), ...path.map(issue('path'))]))
   })
 
   app.setErrorHandler((error: FastifyError, request, reply) => {

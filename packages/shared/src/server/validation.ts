@@ -73,3 +73,21 @@ export function toValidationIssues(errors: FastifySchemaValidationError[], conte
   }
   return issues
 }
+
+const NO_NAMES: readonly string[] = Object.freeze([])
+
+/**
+ * Names of the parameters of `values` (a parsed query, form body or path) holding a value `test`
+ * accepts, alone or in a list. Runs on every request: nothing is allocated unless one matches.
+ */
+export function parametersWhere(values: unknown, test: (value: unknown) => boolean): readonly string[] {
+  if (!values || typeof values !== 'object') return NO_NAMES
+  let names: string[] | undefined
+  for (const name in values) {
+    const value = (values as Record<string, unknown>)[name]
+    if (!(Array.isArray(value) ? value.some(test) : test(value))) continue
+    names ??= []
+    names.push(name)
+  }
+  return names ?? NO_NAMES
+}
