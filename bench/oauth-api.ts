@@ -4,9 +4,10 @@
  * Goal: at least 60% of the bare route's requests/s in the worst of the rounds; each round
  * alternates the two servers in turns of a second.
  *
- *   node --experimental-strip-types bench/oauth-api.ts      (BENCH_SECONDS=10 by default)
+ *   node --experimental-strip-types bench/oauth-api.ts   (BENCH_SECONDS=12 per server, over all rounds)
  */
 import {
+  alternating,
   benchAccount,
   type CannonResult,
   cannon,
@@ -22,25 +23,6 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 12)
 // alternating rounds even out the noise of a shared machine
 const ROUNDS = Math.max(3, Number(process.env.BENCH_ROUNDS ?? 3))
 const WARM_UP_SECONDS = 5
-/**
- * Turns of each server within a round, alternating: on a shared machine a burst of other load
- * lasting a second or two then falls on both servers of a round, not on one of them only (rounds
- * of one 4-second run each put bare Fastify between 16,900 and 26,700 req/s within one run).
- */
-const TURNS = 4
-
-/** A round's turns of one server as one result: requests and time summed, the slowest p99. */
-function merged(turns: CannonResult[]): CannonResult {
-  const sum = (pick: (r: CannonResult) => number) => turns.reduce((total, r) => total + pick(r), 0)
-  const p50s = turns.map((r) => r.latency.p50).sort((a, b) => a - b)
-  return {
-    requests: { total: sum((r) => r.requests.total), average: sum((r) => r.requests.total) / sum((r) => r.duration) },
-    latency: { p50: p50s[Math.floor(p50s.length / 2)] ?? 0, p99: Math.max(...turns.map((r) => r.latency.p99)) },
-    non2xx: sum((r) => r.non2xx),
-    errors: sum((r) => r.errors),
-    duration: sum((r) => r.duration),
-  }
-}
 const script = new URL(import.meta.url).pathname
 
 interface Ready {
@@ -111,16 +93,16 @@ async function main(): Promise<void> {
     await cannon(oursUrl, { requests: [{ path: '/api/v4/user', headers }], duration: WARM_UP_SECONDS })
     await cannon(bareUrl, { requests: [{ path: '/api/v4/user' }], duration: WARM_UP_SECONDS })
     const results: Array<[string, CannonResult]> = []
+    const servers = [
+      { url: bareUrl, request: { path: '/api/v4/user' } },
+      { url: oursUrl, request: { path: '/api/v4/user', headers } },
+    ]
     for (let round = 1; round <= ROUNDS; round++) {
-      const bareTurns: CannonResult[] = []
-      const oursTurns: CannonResult[] = []
-      for (let turn = 0; turn < TURNS; turn++) {
-        const duration = SECONDS / ROUNDS / TURNS
-        bareTurns.push(await cannon(bareUrl, { requests: [{ path: '/api/v4/user' }], duration }))
-        oursTurns.push(await cannon(oursUrl, { requests: [{ path: '/api/v4/user', headers }], duration }))
-      }
-      results.push([`bare Fastify (round ${round})`, merged(bareTurns)])
-      results.push([`GET /api/v4/user + Bearer, PostgreSQL (round ${round})`, merged(oursTurns)])
+      const [bareRound, oursRound] = await alternating(servers, SECONDS / ROUNDS, ({ url, request }, duration) =>
+        cannon(url, { requests: [request], duration }),
+      )
+      results.push([`bare Fastify (round ${round})`, bareRound as CannonResult])
+      results.push([`GET /api/v4/user + Bearer, PostgreSQL (round ${round})`, oursRound as CannonResult])
     }
     for (const [name, result] of results) console.log(row(name, result))
     const ratios: number[] = []

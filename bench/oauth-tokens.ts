@@ -6,7 +6,7 @@
  * Ours runs on PostgreSQL (BENCH_DATABASE_URL / TEST_DATABASE_URL, default local postgres).
  *
  * Both servers run at once, each in its own process; every round measures both side by side
- * for BENCH_SECONDS each (BENCH_ROUNDS, at least 3). Exchanges run for a fixed time, not a fixed
+ * for BENCH_SECONDS each (BENCH_ROUNDS, at least 3), in turns that alternate between them. Exchanges run for a fixed time, not a fixed
  * number: autocannon ends a fixed-number run on its next one-second tick, which understated the
  * faster server by up to a third. Each server makes BENCH_CODES codes per second of exchange
  * beforehand; only 2xx answers count.
@@ -15,6 +15,7 @@
  */
 import { createServer } from 'node:http'
 import {
+  alternating,
   benchAccount,
   type CannonResult,
   cannon,
@@ -174,11 +175,11 @@ async function serveOidcProvider(): Promise<void> {
   })
 }
 
-/** SECONDS of exchanges, each of a code not used before. */
-async function exchange(ready: Ready): Promise<CannonResult> {
+/** `seconds` of exchanges, each of a code not used before. */
+async function exchange(ready: Ready, seconds = SECONDS): Promise<CannonResult> {
   const headers = { authorization: ready.authorization, 'content-type': 'application/x-www-form-urlencoded' }
   return cannon(`http://127.0.0.1:${ready.port}`, {
-    duration: SECONDS,
+    duration: seconds,
     requests: [
       {
         method: 'POST',
@@ -198,9 +199,9 @@ async function exchange(ready: Ready): Promise<CannonResult> {
   })
 }
 
-async function introspect(ready: Ready): Promise<CannonResult> {
+async function introspect(ready: Ready, seconds: number): Promise<CannonResult> {
   return cannon(`http://127.0.0.1:${ready.port}`, {
-    duration: SECONDS,
+    duration: seconds,
     requests: [
       {
         method: 'POST',
@@ -224,8 +225,12 @@ async function main(): Promise<void> {
     for (const [, ready] of servers) await exchange(ready)
     const ratios = { exchange: [] as number[], introspection: [] as number[] }
     for (let round = 1; round <= ROUNDS; round++) {
-      const [oursExchange, oidcExchange] = [await exchange(ours.ready), await exchange(oidc.ready)]
-      const [oursIntrospect, oidcIntrospect] = [await introspect(ours.ready), await introspect(oidc.ready)]
+      const both = [ours.ready, oidc.ready]
+      const [oursExchange, oidcExchange] = (await alternating(both, SECONDS, exchange)) as [CannonResult, CannonResult]
+      const [oursIntrospect, oidcIntrospect] = (await alternating(both, SECONDS, introspect)) as [
+        CannonResult,
+        CannonResult,
+      ]
       console.log(row(`${servers[0][0]} code exchange (round ${round})`, oursExchange))
       console.log(row(`${servers[1][0]} code exchange (round ${round})`, oidcExchange))
       console.log(row(`${servers[0][0]} introspection (round ${round})`, oursIntrospect))
