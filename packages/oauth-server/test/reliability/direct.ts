@@ -1,3 +1,4 @@
+import type { Database } from '@campus/shared'
 import type { TestDatabase } from '@campus/shared/testing'
 import { approve } from '../../src/authorization/response.ts'
 import type { OAuthDB } from '../../src/db/schema.ts'
@@ -38,4 +39,23 @@ export async function issueCode(
   const token = await exchangeCode(base, code, REDIRECT_URI, { authorization: basic(data.web.uid, data.web.secret) })
   if (token.status !== 200) throw new Error(`code exchange failed: ${JSON.stringify(token.body)}`)
   return token.body as { access_token: string; refresh_token: string }
+}
+
+/** Redemption statements waiting for a row lock (another connection's) inside the database. */
+export async function redemptionsWaiting(database: Database<OAuthDB>): Promise<number> {
+  const { rows } = await database.pool.query(
+    `select count(*)::int as n from pg_stat_activity
+     where datname = current_database() and wait_event_type = 'Lock' and query like '%authorization_codes%'`,
+  )
+  return rows[0].n
+}
+
+/** Polls `check` every 25 ms until it holds; throws naming `what` after `timeoutMs`. */
+export async function waitFor(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<number> {
+  const started = performance.now()
+  while (!(await check())) {
+    if (performance.now() - started > timeoutMs) throw new Error(`${what}: not within ${timeoutMs} ms`)
+    await new Promise((r) => setTimeout(r, 25))
+  }
+  return performance.now() - started
 }

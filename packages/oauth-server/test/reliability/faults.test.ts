@@ -15,19 +15,10 @@ import { REDEMPTIONS_IN_FLIGHT } from '../../src/grants/issue.ts'
 import { oauthService } from '../../src/service.ts'
 import { memoryThrottle } from '../../src/throttle.ts'
 import { basic, exchangeCode, seed } from '../helpers.ts'
-import { newCode } from './direct.ts'
+import { newCode, redemptionsWaiting, waitFor } from './direct.ts'
 import { onPostgresServer, sharedDeployment, startOAuthProcess } from './processes.ts'
 
 type Seeded = Awaited<ReturnType<typeof seed>>
-
-async function waitFor(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<number> {
-  const started = performance.now()
-  while (!(await check())) {
-    if (performance.now() - started > timeoutMs) throw new Error(`${what}: not within ${timeoutMs} ms`)
-    await new Promise((r) => setTimeout(r, 25))
-  }
-  return performance.now() - started
-}
 
 onPostgresServer('database connection cut mid-request', () => {
   let database: TestDatabase<OAuthDB>
@@ -197,8 +188,9 @@ onPostgresServer('SIGTERM under load on a real server process', () => {
 
   it('finishes the requests in flight, refuses new ones and exits 0', async () => {
     const redirectUri = 'https://client.example/cb'
-    // as many as the redemption statements an instance runs at once: each then waits inside the
-    // database, where the test can see it (more would wait in the server's queue, unseen)
+    // as many as the redemption statements an instance runs at once, sent one after another: a
+    // statement held up makes the next exchange go in a statement of its own, so each waits inside
+    // the database, where the test can see it (more would wait in the server's queue, unseen)
     const codes = await Promise.all(Array.from({ length: REDEMPTIONS_IN_FLIGHT }, () => newCode(database, data)))
     // a side connection holds the codes' row locks: the redemptions stay in flight until it lets go
     const locker = await database.pool.connect()
@@ -206,21 +198,18 @@ onPostgresServer('SIGTERM under load on a real server process', () => {
     await locker.query('select 1 from authorization_codes where digest = any($1) for update', [
       codes.map((c) => digest(c)),
     ])
-    const inFlight = codes.map((code) =>
-      exchangeCode(server.url, code, redirectUri, { authorization: basic(data.web.uid, data.web.secret) }),
-    )
+    const inFlight: Array<ReturnType<typeof exchangeCode>> = []
     try {
-      await waitFor(
-        async () => {
-          const { rows } = await database.pool.query(
-            `select count(*)::int as n from pg_stat_activity
-             where datname = current_database() and wait_event_type = 'Lock' and query like '%authorization_codes%'`,
-          )
-          return rows[0].n === codes.length
-        },
-        10_000,
-        'every redemption waiting inside the database',
-      )
+      for (const code of codes) {
+        inFlight.push(
+          exchangeCode(server.url, code, redirectUri, { authorization: basic(data.web.uid, data.web.secret) }),
+        )
+        await waitFor(
+          async () => (await redemptionsWaiting(database)) === inFlight.length,
+          10_000,
+          `redemption ${inFlight.length} waiting inside the database`,
+        )
+      }
       server.child.kill('SIGTERM')
       await waitFor(async () => server.output().includes('shutting down'), 5000, 'shutdown starting')
       const late = await fetch(new URL('/health/live', server.url)).then(

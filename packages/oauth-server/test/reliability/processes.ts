@@ -25,6 +25,5 @@ export function sharedDeployment(): Record<string, string> {
  * between processes, pg_dump. The embedded PGlite fallback (no TEST_DATABASE_URL) serves one
  * process and one transaction at a time, so these suites run only on PostgreSQL (as CI does).
  */
-export const onPostgresServer = describe.runIf(
-  await needsService('tests that need a PostgreSQL server', 'TEST_DATABASE_URL'),
-)
+export const postgresServer = await needsService('tests that need a PostgreSQL server', 'TEST_DATABASE_URL')
+export const onPostgresServer = describe.runIf(postgresServer)

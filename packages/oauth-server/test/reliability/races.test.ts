@@ -5,6 +5,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { digest } from '../../src/domain/secrets.ts'
 import { basic, exchangeCode, issueCode, postForm, seed, startServer, type TestServer } from '../helpers.ts'
+import { newCode, redemptionsWaiting, waitFor } from './direct.ts'
+import { postgresServer } from './processes.ts'
 
 type Seeded = Awaited<ReturnType<typeof seed>>
 
@@ -81,6 +83,35 @@ describe('races on one code and one refresh token', () => {
       expect(api.status).toBe(200)
     }
   })
+
+  it.runIf(postgresServer)(
+    'a redemption held up in the database does not hold up the exchanges behind it',
+    async () => {
+      const redirectUri = 'https://client.example/cb'
+      const [held, other] = [await newCode(server.database, data), await newCode(server.database, data)]
+      // a side connection holds the first code's row lock: its redemption waits inside the database
+      const locker = await server.database.pool.connect()
+      await locker.query('begin')
+      await locker.query('select 1 from authorization_codes where digest = $1 for update', [digest(held)])
+      const first = exchangeCode(server.url, held, redirectUri, auth())
+      try {
+        await waitFor(
+          async () => (await redemptionsWaiting(server.database)) === 1,
+          10_000,
+          'the first redemption waiting inside the database',
+        )
+        // the second code is redeemed and answered while the first is still held (with one
+        // statement at a time and no way past it, this would wait for the lock until the test times out)
+        const second = await exchangeCode(server.url, other, redirectUri, auth())
+        expect(second.status).toBe(200)
+        expect(await Promise.race([first.then(() => 'answered'), Promise.resolve('waiting')])).toBe('waiting')
+      } finally {
+        await locker.query('rollback')
+        locker.release()
+      }
+      expect((await first).status).toBe(200)
+    },
+  )
 
   it('20 parallel refreshes of one refresh token: one rotation, then the whole family is revoked', async () => {
     const redirectUri = 'https://client.example/cb'
