@@ -20,7 +20,6 @@ import { type ChildProcess, fork, spawn } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { pathToFileURL } from 'node:url'
-import autocannon from 'autocannon'
 import pg from 'pg'
 import { GROUP_COLUMNS } from '../packages/energy-data/src/catalogue/groups.ts'
 import type { EnergyDatabase } from '../packages/energy-data/src/db/schema.ts'
@@ -28,11 +27,12 @@ import { createApiKey } from '../packages/energy-data/src/repositories/api-keys.
 import { seedEstate } from '../packages/energy-data/src/seed/seed.ts'
 import { energyService } from '../packages/energy-data/src/service.ts'
 import { energyNodeFlags, seedTenYearsOfWater, startEnergyService, TEN_YEARS } from './energy-support.ts'
+import { alternating, type CannonResult, cannon, throughput } from './load.ts'
 import { BENCH_SERVER_URL, benchDatabase, goalLine, median } from './support.ts'
 
 const ADMIN_URL = (process.argv[2] === 'bare' ? undefined : process.argv[2]) ?? BENCH_SERVER_URL
 const RUNS = Math.max(3, Number(process.env.BENCH_ROUNDS ?? 3))
-/** Seconds of each load round (one for ours, one for the bare route). */
+/** Seconds of load per round for each of ours and the bare route, in alternating turns. */
 const LOAD_SECONDS = Number(process.env.BENCH_SECONDS ?? 6)
 /** V8 heap sizing: the service's production flags; BENCH_NODE_FLAGS overrides. */
 const NODE_FLAGS = energyNodeFlags(process.env.BENCH_NODE_FLAGS)
@@ -201,26 +201,25 @@ async function main() {
     try {
       const dayUrl = `${base}/data/pv?start_datetime=2025-06-01&end_datetime=${day.to}`
       const bareUrl = `${bareRoute.base}/pv?from=${day.from}&to=${day.to}`
-      const load = async (target: string, duration: number) =>
-        autocannon({ url: target, connections: 50, duration, headers: { 'x-api-key': key } })
+      const load = (target: string, duration: number) =>
+        cannon(target, { connections: 50, duration, headers: { 'x-api-key': key } })
       // warm up both (JIT, pool connections)
       await load(dayUrl, 2)
       await load(bareUrl, 2)
       line('')
-      line(`4. 50 concurrent clients, one day of /data/pv, ${LOAD_SECONDS} s each, alternating`)
+      line(`4. 50 concurrent clients, one day of /data/pv, ${LOAD_SECONDS} s each per round, in alternating turns`)
       const ratios: number[] = []
       for (let round = 1; round <= RUNS; round++) {
-        const bare = await load(bareUrl, LOAD_SECONDS)
-        const ours = await load(dayUrl, LOAD_SECONDS)
+        const [bare, ours] = (await alternating([bareUrl, dayUrl], LOAD_SECONDS, load)) as [CannonResult, CannonResult]
         for (const [name, result] of [
           ['bare Fastify + pg', bare],
           ['/data/pv one day ', ours],
         ] as const) {
           line(
-            `   round ${round} ${name}  ${result.requests.average.toFixed(0)} req/s  p99 ${result.latency.p99} ms  (${result.non2xx} non-2xx, ${result.errors} errors)`,
+            `   round ${round} ${name}  ${throughput(result).toFixed(0)} req/s  p99 ${result.latency.p99} ms  (${result.non2xx} non-2xx, ${result.errors} errors)`,
           )
         }
-        ratios.push(ours.requests.average / bare.requests.average)
+        ratios.push(throughput(ours) / throughput(bare))
       }
       line(`   ${goalLine('/data/pv one day, requests/s service/bare route', ratios, { atLeast: 2 })}`)
     } finally {

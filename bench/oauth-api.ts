@@ -6,17 +6,8 @@
  *
  *   node --experimental-strip-types bench/oauth-api.ts   (BENCH_SECONDS=12 per server, over all rounds)
  */
-import {
-  alternating,
-  benchAccount,
-  type CannonResult,
-  cannon,
-  load,
-  row,
-  startChild,
-  stopChild,
-  throughput,
-} from './oauth-support.ts'
+import { alternating, type CannonResult, cannon, throughput } from './load.ts'
+import { benchAccount, load, row, startChild, stopChild } from './oauth-support.ts'
 import { goalLine } from './support.ts'
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 12)

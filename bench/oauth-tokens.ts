@@ -14,18 +14,8 @@
  *   node --experimental-strip-types bench/oauth-tokens.ts   (BENCH_CODES=3000, BENCH_SECONDS=4)
  */
 import { createServer } from 'node:http'
-import {
-  alternating,
-  benchAccount,
-  type CannonResult,
-  cannon,
-  exchangeCode,
-  load,
-  row,
-  startChild,
-  stopChild,
-  throughput,
-} from './oauth-support.ts'
+import { alternating, type CannonResult, cannon, throughput } from './load.ts'
+import { benchAccount, exchangeCode, load, row, startChild, stopChild } from './oauth-support.ts'
 import { goalLine } from './support.ts'
 
 const ROUNDS = Math.max(3, Number(process.env.BENCH_ROUNDS ?? 3))
