@@ -2,6 +2,12 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { InvalidRequest } from './errors.ts'
 
+/**
+ * Route options of the endpoints whose answers are a token's or a user's few hundred bytes, under
+ * compression's threshold: compressing never happens there, so its hooks would only cost.
+ */
+export const SMALL_ANSWERS = { compress: false } as const
+
 /** RFC 6749 5.1: token answers are never cached. */
 export function noStore(reply: FastifyReply): void {
   reply.header('cache-control', 'no-store').header('pragma', 'no-cache')

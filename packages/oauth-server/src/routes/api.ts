@@ -4,6 +4,7 @@ import { authenticate, requireScope } from '../api-auth.ts'
 import { scopesAllowing } from '../domain/scopes.ts'
 import { ApiError } from '../errors.ts'
 import { routePlugin } from '../oauth-app.ts'
+import { SMALL_ANSWERS } from '../oauth-endpoints.ts'
 import { listPersonalAccessTokens } from '../repositories/personal-access-tokens.ts'
 import { findUserById, updateProfile } from '../repositories/users.ts'
 import { ApiErrorResponses, ApiSecurity, CurrentUser, PersonalAccessTokenView, PublicUser } from '../schemas/api.ts'
@@ -42,8 +43,7 @@ export const apiRoutes = routePlugin('oauth-api-routes', (app) => {
   app.get(
     '/api/v4/user',
     {
-      // one user, well under a kilobyte: nothing to gain from compression but its hooks' cost
-      compress: false,
+      ...SMALL_ANSWERS,
       schema: {
         tags: ['API'],
         summary: 'The current user (scope read_user, read_api or api)',

@@ -6,7 +6,7 @@ import { digest } from '../domain/secrets.ts'
 import { InvalidClient, InvalidRequest, UnauthorizedClient } from '../errors.ts'
 import { authenticateClient, readClientCredentials } from '../grants/client-auth.ts'
 import { type OAuthServices, routePlugin } from '../oauth-app.ts'
-import { noStore, requireFormBody } from '../oauth-endpoints.ts'
+import { noStore, requireFormBody, SMALL_ANSWERS } from '../oauth-endpoints.ts'
 import { findAccessTokenWithUser, findRefreshToken, revokeAccessToken, revokeGrant } from '../repositories/tokens.ts'
 import { findUserById } from '../repositories/users.ts'
 import { OAuthErrorResponses } from '../schemas/oauth.ts'
@@ -57,6 +57,7 @@ export const revokeIntrospectRoutes = routePlugin('oauth-revoke-introspect-route
   app.post(
     '/oauth/revoke',
     {
+      ...SMALL_ANSWERS,
       schema: {
         tags: ['OAuth'],
         summary: 'Token revocation (RFC 7009)',
@@ -101,6 +102,7 @@ export const revokeIntrospectRoutes = routePlugin('oauth-revoke-introspect-route
   app.post(
     '/oauth/introspect',
     {
+      ...SMALL_ANSWERS,
       schema: {
         tags: ['OAuth'],
         summary: 'Token introspection (RFC 7662)',

@@ -8,7 +8,7 @@ import Type from 'typebox'
 import { lookupAccessToken, oauthTokenOf } from '../api-auth.ts'
 import { TokenInfoRefused } from '../errors.ts'
 import { routePlugin } from '../oauth-app.ts'
-import { noStore } from '../oauth-endpoints.ts'
+import { noStore, SMALL_ANSWERS } from '../oauth-endpoints.ts'
 import { OAuthErrorBody } from '../schemas/oauth.ts'
 
 const TokenInfo = Type.Object({
@@ -25,6 +25,7 @@ export const tokenInfoRoutes = routePlugin('oauth-token-info-routes', (app) => {
   app.get(
     '/oauth/token/info',
     {
+      ...SMALL_ANSWERS,
       schema: {
         tags: ['OAuth'],
         summary: 'Information about an access token',

@@ -11,7 +11,7 @@ import { authenticateClient, readClientCredentials } from '../grants/client-auth
 import { enabledGrantTypes, grants } from '../grants/index.ts'
 import type { GrantHandler } from '../grants/types.ts'
 import { routePlugin } from '../oauth-app.ts'
-import { noStore, requireFormBody } from '../oauth-endpoints.ts'
+import { noStore, requireFormBody, SMALL_ANSWERS } from '../oauth-endpoints.ts'
 import { OAuthErrorResponses, TokenResponseBody } from '../schemas/oauth.ts'
 
 const param = (description: string) => Type.Optional(Type.String({ description }))
@@ -62,6 +62,7 @@ export const tokenRoutes = routePlugin('oauth-token-routes', (app) => {
   app.post(
     '/oauth/token',
     {
+      ...SMALL_ANSWERS,
       schema: {
         tags: ['OAuth'],
         summary: 'Token endpoint (RFC 6749 3.2)',
