@@ -89,7 +89,7 @@ export interface RefreshTokensTable {
   digest: Buffer
   application_id: number | null
   user_id: number
-  access_token_id: number | null
+  access_token_id: number
   scopes: string[]
   grant_id: string
   created_at: Generated<Date>

@@ -37,7 +37,7 @@ export const refreshTokenGrant: GrantHandler = {
     }
     const result = await context.changes.commit(async (trx) => {
       if (!(await rotateRefreshToken(trx, token.id))) return undefined
-      if (token.access_token_id !== null) await revokeAccessToken(trx, token.access_token_id)
+      await revokeAccessToken(trx, token.access_token_id)
       return issueTokens(trx, {
         applicationId: token.application_id,
         userId: token.user_id,

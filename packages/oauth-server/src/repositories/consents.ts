@@ -1,6 +1,7 @@
 import { type Kysely, sql } from 'kysely'
 import type { ChangeTransaction } from '../changes/commit.ts'
 import type { OAuthDB } from '../db/schema.ts'
+import { revokeTokensWhere } from './tokens.ts'
 
 type Db = Kysely<OAuthDB>
 
@@ -79,13 +80,5 @@ export async function revokeAuthorization(
     .where('application_id', '=', applicationId)
     .where('consumed_at', 'is', null)
     .execute()
-  for (const table of ['access_tokens', 'refresh_tokens'] as const) {
-    await trx
-      .updateTable(table)
-      .set({ revoked_at: sql<Date>`now()` })
-      .where('user_id', '=', userId)
-      .where('application_id', '=', applicationId)
-      .where('revoked_at', 'is', null)
-      .execute()
-  }
+  await revokeTokensWhere(trx, { user_id: userId, application_id: applicationId })
 }

@@ -72,7 +72,7 @@ export interface RefreshTokenInfo {
   id: number
   application_id: number | null
   user_id: number
-  access_token_id: number | null
+  access_token_id: number
   scopes: string[]
   grant_id: string
   created_at: Date
@@ -122,16 +122,35 @@ export async function revokeAccessToken(db: ChangeTransaction, id: number): Prom
 
 /** Revokes every access and refresh token of one grant (a code's family or a refresh chain). */
 export async function revokeGrant(db: ChangeTransaction, grantId: string): Promise<void> {
+  await revokeTokensWhere(db, { grant_id: grantId })
+}
+
+/** Which access tokens: a grant's, or a user's for one application. */
+type AccessTokenMatch = { grant_id: string } | { user_id: number; application_id: number }
+
+/**
+ * Revokes the access tokens `match` selects and the refresh tokens issued with them, revoked or
+ * not (an access token revoked by itself leaves its refresh token live). A refresh token is
+ * reached through its access token, as it belongs where that token belongs (migration 0008).
+ */
+export async function revokeTokensWhere(db: ChangeTransaction, match: AccessTokenMatch): Promise<void> {
   await db
     .updateTable('access_tokens')
     .set({ revoked_at: sql<Date>`now()` })
-    .where('grant_id', '=', grantId)
+    .where((eb) => eb.and(match))
     .where('revoked_at', 'is', null)
     .execute()
   await db
     .updateTable('refresh_tokens')
     .set({ revoked_at: sql<Date>`now()` })
-    .where('grant_id', '=', grantId)
+    .where(
+      'access_token_id',
+      'in',
+      db
+        .selectFrom('access_tokens')
+        .select('id')
+        .where((eb) => eb.and(match)),
+    )
     .where('revoked_at', 'is', null)
     .execute()
 }
