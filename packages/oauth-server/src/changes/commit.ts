@@ -6,7 +6,13 @@
  * this gives (`ChangeTransaction`), so a write that skips it does not compile.
  */
 import { randomUUID } from 'node:crypto'
-import { type ChangeListener, type ListeningPool, listenForChanges, notifyChange } from '@campus/shared'
+import {
+  type ChangeListener,
+  type ListeningPool,
+  listenForChanges,
+  notifyChange,
+  retryingConflicts,
+} from '@campus/shared'
 import type { Kysely, Transaction } from 'kysely'
 import type { Application, OAuthDB } from '../db/schema.ts'
 import type { BearerTokenRow } from '../repositories/tokens.ts'
@@ -86,11 +92,15 @@ export function changeMechanism(db: Kysely<OAuthDB>, options: ChangeOptions): Ch
     async commit(work) {
       const id = randomUUID()
       const heard = listener?.heard(id, ECHO_TIMEOUT_MS)
-      const result = await db.transaction().execute(async (trx) => {
-        const value = await work(trx as ChangeTransaction)
-        if (options.notify) await notifyChange(trx, CACHE_CHANNEL, id)
-        return value
-      })
+      // a deadlock with another writer (an application deleted while its tokens are refreshed)
+      // ends one of the two; that one runs again and sees what the other did
+      const result = await retryingConflicts(() =>
+        db.transaction().execute(async (trx) => {
+          const value = await work(trx as ChangeTransaction)
+          if (options.notify) await notifyChange(trx, CACHE_CHANNEL, id)
+          return value
+        }),
+      )
       // after commit: a lookup racing the transaction may have cached what it changed
       for (const cache of caches) cache.clear()
       await heard

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto'
+import { retryingConflicts } from '@campus/shared'
 import type { Kysely, Transaction } from 'kysely'
 import type { OAuthDB } from '../db/schema.ts'
 import { ACCESS_TOKEN_TTL } from '../domain/lifetimes.ts'
@@ -107,15 +108,18 @@ function redemptionQueue(db: Kysely<OAuthDB>) {
   /** when the newest statement in flight started */
   let newest = 0
   let rechecking = false
+  // a deadlock with another writer (the code's application deleted meanwhile) ends one of the two
+  const alone = (one: PendingRedemption) =>
+    retryingConflicts(() => redeemAuthorizationCode(db, one.attempt, one.tokens))
   async function run(batch: PendingRedemption[]): Promise<void> {
     let results: Array<Promise<RedeemedCode | undefined>>
     try {
       results =
         batch.length === 1
-          ? batch.map((one) => redeemAuthorizationCode(db, one.attempt, one.tokens))
+          ? batch.map(alone)
           : (await redeemAuthorizationCodes(db, batch)).map((code) => Promise.resolve(code))
     } catch {
-      results = batch.map((one) => redeemAuthorizationCode(db, one.attempt, one.tokens))
+      results = batch.map(alone)
     }
     for (const [i, pending] of batch.entries()) pending.settle(results[i] as Promise<RedeemedCode | undefined>)
     await Promise.allSettled(results)

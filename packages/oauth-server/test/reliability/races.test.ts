@@ -3,7 +3,9 @@
  * listening server, each on its own pool connection.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createApplication } from '../../src/accounts.ts'
 import { digest } from '../../src/domain/secrets.ts'
+import type { OAuthApp } from '../../src/oauth-app.ts'
 import { basic, exchangeCode, issueCode, postForm, seed, startServer, type TestServer } from '../helpers.ts'
 import { newCode, redemptionsWaiting, waitFor } from './direct.ts'
 import { postgresServer } from './processes.ts'
@@ -155,6 +157,35 @@ describe('races on one code and one refresh token', () => {
       auth(),
     )
     expect([again.status, again.body.error]).toEqual([400, 'invalid_grant'])
+  })
+
+  it('refreshes racing the deletion of their application: each answered 200 or 4xx, and nothing of it left', async () => {
+    const redirectUri = 'https://doomed.example/cb'
+    const created = await createApplication(server.db, { name: 'Doomed', redirectUris: [redirectUri], scopes: ['api'] })
+    const doomed = { ...created.application, secret: created.secret as string }
+    const doomedAuth = { authorization: basic(doomed.uid, doomed.secret) }
+    const refreshTokens: string[] = []
+    for (let i = 0; i < 20; i++) {
+      const code = await issueCode(server, { client: doomed, userId: data.alice.id, redirectUri, scopes: ['api'] })
+      refreshTokens.push((await exchangeCode(server.url, code, redirectUri, doomedAuth)).body.refresh_token as string)
+    }
+    const refreshes = refreshTokens.map((refreshToken) =>
+      postForm(server.url, '/oauth/token', { grant_type: 'refresh_token', refresh_token: refreshToken }, doomedAuth),
+    )
+    // another instance deletes it once the first is answered, while the others are in flight
+    // (this instance may still hold the client in its cache)
+    await Promise.race(refreshes)
+    await (server.app as OAuthApp).changes.commit((trx) =>
+      trx.deleteFrom('applications').where('id', '=', doomed.id).execute(),
+    )
+    const outcomes = (await Promise.all(refreshes)).map((answer) =>
+      answer.status === 200 ? 'issued' : `${answer.status} ${answer.body.error}`,
+    )
+    for (const outcome of outcomes) expect(['issued', '400 invalid_grant', '401 invalid_client']).toContain(outcome)
+    const left = async (table: 'access_tokens' | 'refresh_tokens') =>
+      server.db.selectFrom(table).select('id').where('application_id', '=', doomed.id).execute()
+    expect(await left('access_tokens')).toEqual([])
+    expect(await left('refresh_tokens')).toEqual([])
   })
 
   it('sequential refreshes by one client keep rotating without revoking anything', async () => {

@@ -1,3 +1,4 @@
+export { isConflict, retryingConflicts } from './conflicts.ts'
 export { createDatabase, type Database, type DatabaseOptions, describeUrl } from './database.ts'
 export { locateEmbedded, serviceDataDir } from './embedded-host.ts'
 export { type EmbeddedPostgres, startEmbeddedPostgres } from './embedded-server.ts'
