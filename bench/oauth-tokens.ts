@@ -8,11 +8,13 @@
  * Both servers run at once, each in its own process; every round measures both side by side
  * for BENCH_SECONDS each (BENCH_ROUNDS, at least 3), in turns that alternate between them. Exchanges run for a fixed time, not a fixed
  * number: autocannon ends a fixed-number run on its next one-second tick, which understated the
- * faster server by up to a third. Each server makes BENCH_CODES codes per second of exchange
- * beforehand; only 2xx answers count.
+ * faster server by up to a third. Before each round both servers make the same number of fresh
+ * codes: half again as many as the fastest exchanges seen so far would use (BENCH_CODES per
+ * second before the first); a round that runs out of codes stops the run. Only 2xx answers count.
  *
  *   node --experimental-strip-types bench/oauth-tokens.ts   (BENCH_CODES=3000, BENCH_SECONDS=4)
  */
+import type { ChildProcess } from 'node:child_process'
 import { createServer } from 'node:http'
 import { alternating, type CannonResult, cannon, throughput } from './load.ts'
 import { benchAccount, exchangeCode, load, row, startChild, stopChild } from './oauth-support.ts'
@@ -20,8 +22,8 @@ import { goalLine } from './support.ts'
 
 const ROUNDS = Math.max(3, Number(process.env.BENCH_ROUNDS ?? 3))
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 4)
-/** Codes each server makes beforehand: more than the fastest exchanges in every round and a warm-up. */
-const CODES = Number(process.env.BENCH_CODES ?? 3000) * SECONDS * (ROUNDS + 1)
+/** Exchanges per second assumed before any is measured. */
+const FIRST_RATE = Number(process.env.BENCH_CODES ?? 3000)
 const script = new URL(import.meta.url).pathname
 const REDIRECT_URI = 'https://bench.example/cb'
 const VERIFIER = 'bench-verifier-0123456789-0123456789-0123456789'
@@ -44,42 +46,46 @@ async function serveOurs(): Promise<void> {
   const { s256 } = await import('../packages/oauth-server/src/domain/pkce.ts')
   const { randomUUID } = await import('node:crypto')
   const { database, user, application, secret } = await benchAccount(REDIRECT_URI)
-  const codes: string[] = []
-  // one more than the rounds use: the first proves the exchange below
-  for (let start = 0; start <= CODES; start += 1000) {
-    const batch = Array.from({ length: Math.min(1000, CODES + 1 - start) }, () => generateSecret('code'))
-    codes.push(...batch)
-    await database.db
-      .insertInto('authorization_codes')
-      .values(
-        batch.map((code) => ({
-          digest: digest(code),
-          application_id: application.id,
-          user_id: user.id,
-          redirect_uri: REDIRECT_URI,
-          scopes: ['api'],
-          code_challenge: s256(VERIFIER),
-          code_challenge_method: 'S256',
-          grant_id: randomUUID(),
-          expires_at: new Date(Date.now() + 600_000),
-        })),
-      )
-      .execute()
+  async function makeCodes(count: number): Promise<string[]> {
+    const codes: string[] = []
+    for (let start = 0; start < count; start += 1000) {
+      const batch = Array.from({ length: Math.min(1000, count - start) }, () => generateSecret('code'))
+      codes.push(...batch)
+      await database.db
+        .insertInto('authorization_codes')
+        .values(
+          batch.map((code) => ({
+            digest: digest(code),
+            application_id: application.id,
+            user_id: user.id,
+            redirect_uri: REDIRECT_URI,
+            scopes: ['api'],
+            code_challenge: s256(VERIFIER),
+            code_challenge_method: 'S256',
+            grant_id: randomUUID(),
+            expires_at: new Date(Date.now() + 600_000),
+          })),
+        )
+        .execute()
+    }
+    return codes
   }
   const app = await buildApp({ database })
   const address = await app.listen({ port: 0, host: '127.0.0.1' })
   const authorization = basic(application.uid, secret)
+  // the first code proves the exchange and yields the token introspected
   const tokens = await exchangeCode(`${address}/oauth/token`, authorization, {
-    code: codes.pop() as string,
+    code: (await makeCodes(1))[0] as string,
     redirect_uri: REDIRECT_URI,
     code_verifier: VERIFIER,
   })
+  serveCodes(makeCodes)
   process.send?.({
     port: Number(new URL(address).port),
     tokenPath: '/oauth/token',
     introspectionPath: '/oauth/introspect',
     authorization,
-    codes,
+    codes: [],
     accessToken: tokens.access_token,
   } satisfies Ready)
   process.once('SIGTERM', async () => {
@@ -98,12 +104,13 @@ interface OidcProvider {
 
 async function serveOidcProvider(): Promise<void> {
   const Provider = await load<new (issuer: string, config: Record<string, unknown>) => OidcProvider>('oidc-provider')
-  // its own in-memory adapter, over a larger LRU: the stock one keeps 1000 entries, fewer than the codes made here
+  // its own in-memory adapter, over a larger LRU: the stock one keeps 1000 entries, fewer than the codes made here,
   const MemoryAdapter = await load<new (model: string, store: unknown) => unknown>(
     'oidc-provider/lib/adapters/memory_adapter.js',
   )
   const LRU = await load<new (options: { maxSize: number }) => unknown>('oidc-provider/lib/helpers/lru.js')
-  const store = new LRU({ maxSize: 10 * CODES + 10_000 })
+  // evicting nothing within a run, as ours keeps every row
+  const store = new LRU({ maxSize: 5_000_000 })
   const clientSecret = 'bench-secret-0123456789-0123456789-0123456789'
   const provider = new Provider('http://127.0.0.1', {
     clients: [
@@ -128,35 +135,39 @@ async function serveOidcProvider(): Promise<void> {
   const port = (server.address() as { port: number }).port
   const client = await provider.Client.find('bench')
   const { s256 } = await import('../packages/oauth-server/src/domain/pkce.ts')
-  const codes: string[] = []
-  for (let i = 0; i <= CODES; i++) {
-    const grant = new provider.Grant({ accountId: 'bench', clientId: 'bench' })
-    grant.addOIDCScope('api')
-    const grantId = await grant.save()
-    codes.push(
-      await new provider.AuthorizationCode({
-        accountId: 'bench',
-        client,
-        grantId,
-        scope: 'api',
-        redirectUri: REDIRECT_URI,
-        codeChallenge: s256(VERIFIER),
-        codeChallengeMethod: 'S256',
-      }).save(),
-    )
+  async function makeCodes(count: number): Promise<string[]> {
+    const codes: string[] = []
+    for (let i = 0; i < count; i++) {
+      const grant = new provider.Grant({ accountId: 'bench', clientId: 'bench' })
+      grant.addOIDCScope('api')
+      const grantId = await grant.save()
+      codes.push(
+        await new provider.AuthorizationCode({
+          accountId: 'bench',
+          client,
+          grantId,
+          scope: 'api',
+          redirectUri: REDIRECT_URI,
+          codeChallenge: s256(VERIFIER),
+          codeChallengeMethod: 'S256',
+        }).save(),
+      )
+    }
+    return codes
   }
   const authorization = basic('bench', clientSecret)
   const tokens = await exchangeCode(`http://127.0.0.1:${port}/token`, authorization, {
-    code: codes.pop() as string,
+    code: (await makeCodes(1))[0] as string,
     redirect_uri: REDIRECT_URI,
     code_verifier: VERIFIER,
   })
+  serveCodes(makeCodes)
   process.send?.({
     port,
     tokenPath: '/token',
     introspectionPath: '/token/introspection',
     authorization,
-    codes,
+    codes: [],
     accessToken: tokens.access_token,
   } satisfies Ready)
   process.once('SIGTERM', () => {
@@ -164,6 +175,28 @@ async function serveOidcProvider(): Promise<void> {
     process.exit(0)
   })
 }
+
+/** A server's side of a top-up: `{ make: n }` from the benchmark is answered with n fresh codes. */
+function serveCodes(makeCodes: (count: number) => Promise<string[]>): void {
+  process.on('message', async (message: { make: number }) => {
+    process.send?.({ codes: await makeCodes(message.make) })
+  })
+}
+
+/** Has `child` make codes until `ready` holds `count` unused ones. */
+async function topUp(child: ChildProcess, ready: Ready, count: number): Promise<void> {
+  if (ready.codes.length >= count) return
+  const made = new Promise<string[]>((resolve) =>
+    child.once('message', (message) => resolve((message as { codes: string[] }).codes)),
+  )
+  child.send({ make: count - ready.codes.length })
+  ready.codes.push(...(await made))
+}
+
+/** Codes per round: half again as many as the fastest exchanges seen would use. */
+const codesFor = (rate: number) => Math.ceil(1.5 * rate * SECONDS)
+/** Requests per second, answered or not: what a turn used up, an upper bound of what it could. */
+const attempted = (result: CannonResult) => result.requests.total / result.duration
 
 /** `seconds` of exchanges, each of a code not used before. */
 async function exchange(ready: Ready, seconds = SECONDS): Promise<CannonResult> {
@@ -211,12 +244,32 @@ async function main(): Promise<void> {
     ['oidc-provider (memory)', oidc.ready],
   ] as const
   try {
-    // a warm-up round (JIT, pool connections), not counted
-    for (const [, ready] of servers) await exchange(ready)
+    let fastest = FIRST_RATE
+    const supply = async () => {
+      await topUp(ours.child, ours.ready, codesFor(fastest))
+      await topUp(oidc.child, oidc.ready, codesFor(fastest))
+    }
+    // a warm-up round (JIT, pool connections), not counted; it may run out of codes
+    for (const [, ready] of servers) {
+      await supply()
+      fastest = Math.max(fastest, attempted(await exchange(ready)))
+    }
     const ratios = { exchange: [] as number[], introspection: [] as number[] }
     for (let round = 1; round <= ROUNDS; round++) {
+      await supply()
       const both = [ours.ready, oidc.ready]
       const [oursExchange, oidcExchange] = (await alternating(both, SECONDS, exchange)) as [CannonResult, CannonResult]
+      for (const [[name], result] of [
+        [servers[0], oursExchange],
+        [servers[1], oidcExchange],
+      ] as const) {
+        if (result.non2xx + result.errors > 0) {
+          throw new Error(
+            `${name} answered ${result.non2xx} exchanges in round ${round} with an error and ${result.errors} failed: out of codes? (BENCH_CODES)`,
+          )
+        }
+        fastest = Math.max(fastest, attempted(result))
+      }
       const [oursIntrospect, oidcIntrospect] = (await alternating(both, SECONDS, introspect)) as [
         CannonResult,
         CannonResult,
