@@ -12,10 +12,9 @@ import { changesPlugin } from './plugins/changes.ts'
 import { databasePlugin } from './plugins/database.ts'
 import { frameworkResponsesPlugin } from './plugins/framework-responses.ts'
 import { openidPlugin } from './plugins/openid.ts'
-import { responseHeadersPlugin } from './plugins/response-headers.ts'
 import { settingsPlugin } from './plugins/settings.ts'
-import { textParametersPlugin } from './plugins/text-parameters.ts'
 import { throttlePlugin } from './plugins/throttle.ts'
+import { oauthPathHeaders } from './response-headers.ts'
 import { adminPageRoutes } from './routes/admin-pages.ts'
 import { apiRoutes } from './routes/api.ts'
 import { assetRoutes } from './routes/assets.ts'
@@ -32,6 +31,7 @@ import { signUpRoutes } from './routes/sign-up.ts'
 import { tokenRoutes } from './routes/token.ts'
 import { tokenInfoRoutes } from './routes/token-info.ts'
 import { oauthService } from './service.ts'
+import { NUL_FREE } from './text-parameters.ts'
 import type { Throttle } from './throttle.ts'
 
 export interface OAuthAppOptions {
@@ -69,10 +69,8 @@ export async function buildApp(options: OAuthAppOptions): Promise<FastifyInstanc
     crossInstance: options.crossInstanceInvalidation ?? !isEmbedded(options.database),
   })
   await app.register(openidPlugin)
-  await app.register(responseHeadersPlugin)
-  // before the routes: both act on every route added after them
+  // before the routes: it acts on every route added after it
   await app.register(frameworkResponsesPlugin)
-  await app.register(textParametersPlugin)
   await registerPlatform(app, {
     service: 'oauth-server',
     errors: oauthErrors,
@@ -80,6 +78,8 @@ export async function buildApp(options: OAuthAppOptions): Promise<FastifyInstanc
     migrations: readMigrations(oauthService.migrationsDir),
     metricsToken: settings.metricsToken,
     cors: oauthCorsPolicies,
+    pathHeaders: oauthPathHeaders(settings),
+    parameterRules: [NUL_FREE],
     // a person starts at their applications (signed out: the sign-in page first, then back)
     frontDoor: { home: '/profile/applications', icon: ICON },
     openapi: {

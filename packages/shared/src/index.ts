@@ -35,7 +35,7 @@ export {
   serviceEndpoints,
   startService,
 } from './server/service-main.ts'
-export { parametersWhere } from './server/validation.ts'
+export type { ParameterRule } from './server/validation.ts'
 export type { ServiceDescriptor } from './service/descriptor.ts'
 export {
   freePort,

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 
 /**
  * Who may read a path's answers from another origin. Never with credentials: a cross-origin
@@ -50,23 +50,30 @@ export function addVary(reply: FastifyReply, name: string): void {
   reply.header('vary', typeof earlier === 'string' && earlier !== '' ? `${earlier}, ${name}` : name)
 }
 
-const pathOf = (url: string) => {
+/** A request's path, without its query string. */
+export const pathOf = (url: string): string => {
   const q = url.indexOf('?')
   return q < 0 ? url : url.slice(0, q)
 }
 
 /**
- * Answers CORS by path, preflights included, in one plain onRequest hook (the Fetch standard's
- * CORS protocol, as rack-cors answers it for GitLab). Hand-written rather than @fastify/cors:
- * with per-path policies that plugin re-normalises its options and marks `Vary: Origin` on every
- * answer, which then had to be taken off again where any origin is allowed; together a sixth of
- * the cost of a cached `GET /api/v4/user` (see docs/PERFORMANCE.md).
+ * Sets the CORS headers of a request's answer by its path; true when the request was a
+ * preflight, answered here (the caller then ends its hook without going on).
  */
-export function registerCors(app: FastifyInstance, policies: CorsPolicies): void {
+export type CorsStep = (request: FastifyRequest, reply: FastifyReply, path: string) => boolean
+
+/**
+ * Answers CORS by path, preflights included (the Fetch standard's CORS protocol, as rack-cors
+ * answers it for GitLab), as a step of the platform's one onRequest hook. Hand-written rather
+ * than @fastify/cors: with per-path policies that plugin re-normalises its options and marks
+ * `Vary: Origin` on every answer, which then had to be taken off again where any origin is
+ * allowed; together a sixth of the cost of a cached `GET /api/v4/user` (see docs/PERFORMANCE.md).
+ */
+export function corsStep(policies: CorsPolicies): CorsStep {
   const compiled = new WeakMap<CorsPolicy, Compiled>()
-  app.addHook('onRequest', (request, reply, done) => {
-    const policy = policies(pathOf(request.url))
-    if (!policy) return done()
+  return (request, reply, path) => {
+    const policy = policies(path)
+    if (!policy) return false
     let cors = compiled.get(policy)
     if (!cors) {
       cors = compile(policy)
@@ -84,7 +91,7 @@ export function registerCors(app: FastifyInstance, policies: CorsPolicies): void
     if (allowOrigin !== undefined) reply.header('access-control-allow-origin', allowOrigin)
     if (cors.exposed) reply.header('access-control-expose-headers', cors.exposed)
     // a preflight (or a bare OPTIONS, answered alike) ends here, before any authentication
-    if (request.method !== 'OPTIONS') return done()
+    if (request.method !== 'OPTIONS') return false
     reply.header('access-control-allow-methods', cors.methods)
     if (cors.allowedHeaders !== undefined) reply.header('access-control-allow-headers', cors.allowedHeaders)
     else {
@@ -93,7 +100,11 @@ export function registerCors(app: FastifyInstance, policies: CorsPolicies): void
       if (asked !== undefined) reply.header('access-control-allow-headers', asked)
     }
     reply.header('access-control-max-age', PREFLIGHT_MAX_AGE).header('content-length', '0').code(204).send()
-  })
-  // OPTIONS reaches a route only where no policy answered it above: no CORS there
+    return true
+  }
+}
+
+/** OPTIONS reaches a route only where no policy answered it: no CORS there, a 404. */
+export function registerUnansweredOptions(app: FastifyInstance): void {
   app.options('*', { schema: { hide: true } }, (_request, reply) => reply.callNotFound())
 }

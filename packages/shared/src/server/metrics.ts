@@ -32,8 +32,16 @@ function sendsToken(request: FastifyRequest, token: string): boolean {
   return timingSafeEqual(sha256(header.slice(7).trim()), sha256(token))
 }
 
-/** Prometheus text at /metrics: process metrics plus request durations by route and status. */
-export function registerMetrics(app: FastifyInstance, service: string, access: MetricsAccess): Registry {
+/**
+ * Prometheus text at /metrics: process metrics plus request durations by route and status.
+ * Each route records its own answers; `recordUnmatched` records an answer no route gave (a 404
+ * of the router), for the platform's onResponse hook to call.
+ */
+export function registerMetrics(
+  app: FastifyInstance,
+  service: string,
+  access: MetricsAccess,
+): { registry: Registry; recordUnmatched: (request: FastifyRequest, reply: FastifyReply) => void } {
   const registry = new Registry()
   registry.setDefaultLabels({ service })
   collectDefaultMetrics({ register: registry })
@@ -64,17 +72,14 @@ export function registerMetrics(app: FastifyInstance, service: string, access: M
   })
   // Unmatched URLs share one label so a scanner cannot blow up the series count.
   const unmatched = new Map<string, ReturnType<typeof recorder>>()
-  app.addHook('onResponse', (request, reply, done) => {
-    if (request.is404) {
-      let record = unmatched.get(request.method)
-      if (!record) {
-        record = recorder(request.method, 'unmatched')
-        unmatched.set(request.method, record)
-      }
-      record(reply.statusCode, reply.elapsedTime / 1000)
+  const recordUnmatched = (request: FastifyRequest, reply: FastifyReply) => {
+    let record = unmatched.get(request.method)
+    if (!record) {
+      record = recorder(request.method, 'unmatched')
+      unmatched.set(request.method, record)
     }
-    done()
-  })
+    record(reply.statusCode, reply.elapsedTime / 1000)
+  }
   app.get('/metrics', { schema: { hide: true } }, async (request, reply) => {
     const { token, errors } = access
     if (token && !sendsToken(request, token)) {
@@ -89,5 +94,5 @@ export function registerMetrics(app: FastifyInstance, service: string, access: M
     reply.type(registry.contentType)
     return registry.metrics()
   })
-  return registry
+  return { registry, recordUnmatched }
 }

@@ -91,3 +91,43 @@ export function parametersWhere(values: unknown, test: (value: unknown) => boole
   }
   return names ?? NO_NAMES
 }
+
+/** A value no parameter may hold in the parts it names, and what refusing it says. */
+export interface ParameterRule {
+  parts: ReadonlyArray<'query' | 'body' | 'path'>
+  test: (value: unknown) => boolean
+  msg: string
+  type: string
+}
+
+/** Ajv's type coercion turns "Infinity" and "NaN" into numbers without checking them; no declared number is meant to be infinite. */
+export const FINITE_NUMBERS: ParameterRule = {
+  parts: ['query', 'path'],
+  test: (value) => typeof value === 'number' && !Number.isFinite(value),
+  msg: 'Input should be a finite number',
+  type: 'finite_number',
+}
+
+/**
+ * The parameters of a request that `rules` refuse, as validation issues; undefined when none
+ * is (every request asks: nothing is allocated then).
+ */
+export function refusedParameters(
+  request: { query: unknown; body: unknown; params: unknown },
+  rules: readonly ParameterRule[],
+): ValidationIssue[] | undefined {
+  let issues: ValidationIssue[] | undefined
+  for (const rule of rules) {
+    for (const part of rule.parts) {
+      const names = parametersWhere(
+        part === 'query' ? request.query : part === 'body' ? request.body : request.params,
+        rule.test,
+      )
+      for (const name of names) {
+        issues ??= []
+        issues.push({ loc: [part, name], msg: rule.msg, type: rule.type })
+      }
+    }
+  }
+  return issues
+}
