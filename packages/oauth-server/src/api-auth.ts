@@ -119,6 +119,20 @@ export function authenticate(
   return lookup instanceof Promise ? lookup.then(oauthPrincipal) : oauthPrincipal(lookup)
 }
 
+/**
+ * `answer` of the request's principal: at once for a cached OAuth token, so a route handler
+ * that returns it answers without a promise or a turn of the microtask queue; else when the
+ * lookup ends. A refusal is thrown (at once) or rejected, as `authenticate` does.
+ */
+export function withPrincipal<T>(
+  request: FastifyRequest,
+  services: Pick<OAuthServices, 'db' | 'changes'>,
+  answer: (principal: Principal) => T,
+): T | Promise<T> {
+  const principal = authenticate(request, services)
+  return principal instanceof Promise ? principal.then(answer) : answer(principal)
+}
+
 async function personalPrincipal(services: Pick<OAuthServices, 'db'>, token: string): Promise<Principal> {
   const pat = await findPersonalAccessToken(services.db, digest(token))
   if (!pat) throw new InvalidToken(TOKEN_INVALID)

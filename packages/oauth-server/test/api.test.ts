@@ -104,19 +104,26 @@ describe("scopes as GitLab's (RFC 6750 3.1 insufficient_scope) on every route, b
   ]
   for (const [method, path, expected, needed] of matrix) {
     for (const [scope, status] of Object.entries(expected)) {
-      it(`${method} ${path} with ${scope}: ${status}`, async () => {
-        const res = await server.app.inject({
-          method: method as 'GET' | 'PUT',
-          url: path.replace('ID', String(f.bob.id)),
-          headers: bearer(await tokenWith([scope])),
-          ...(method === 'PUT' ? { payload: { bio: `bio via ${scope}` } } : {}),
-        })
-        expect(res.statusCode).toBe(status)
-        if (status === 403) {
-          expect(res.json()).toMatchObject({ error: 'insufficient_scope', scope: needed })
-          expect(res.headers['www-authenticate']).toContain('error="insufficient_scope"')
-          expect(res.headers['www-authenticate']).toContain(`scope="${needed}"`)
+      // twice: the token looked up, then as cached (answered without a promise where it can be)
+      it(`${method} ${path} with ${scope}: ${status}, looked up and cached alike`, async () => {
+        const token = await tokenWith([scope])
+        const answers = []
+        for (const _time of ['looked up', 'cached']) {
+          const res = await server.app.inject({
+            method: method as 'GET' | 'PUT',
+            url: path.replace('ID', String(f.bob.id)),
+            headers: bearer(token),
+            ...(method === 'PUT' ? { payload: { bio: `bio via ${scope}` } } : {}),
+          })
+          expect(res.statusCode).toBe(status)
+          if (status === 403) {
+            expect(res.json()).toMatchObject({ error: 'insufficient_scope', scope: needed })
+            expect(res.headers['www-authenticate']).toContain('error="insufficient_scope"')
+            expect(res.headers['www-authenticate']).toContain(`scope="${needed}"`)
+          }
+          answers.push(res.json())
         }
+        expect(answers[1]).toEqual(answers[0])
       })
     }
   }
@@ -254,11 +261,15 @@ describe('GET /oauth/token/info (GitLab shape and errors)', () => {
 
 describe('OpenID Connect Core 5.3 userinfo', () => {
   it('needs the openid scope; releases profile and email claims only for their scopes', async () => {
-    const without = await get('/oauth/userinfo', bearer(await tokenWith(['read_user'])))
-    expect(without.statusCode).toBe(403)
-    expect(without.json()).toMatchObject({ error: 'insufficient_scope', scope: 'openid' })
-    const bare = (await get('/oauth/userinfo', bearer(await tokenWith(['openid'])))).json()
-    expect(bare).toEqual({ sub: String(f.alice.id) })
+    const readUser = await tokenWith(['read_user'])
+    const openid = await tokenWith(['openid'])
+    // each token twice: looked up, then cached
+    for (const _time of ['looked up', 'cached']) {
+      const without = await get('/oauth/userinfo', bearer(readUser))
+      expect(without.statusCode).toBe(403)
+      expect(without.json()).toMatchObject({ error: 'insufficient_scope', scope: 'openid' })
+      expect((await get('/oauth/userinfo', bearer(openid))).json()).toEqual({ sub: String(f.alice.id) })
+    }
     const full = (await get('/oauth/userinfo', bearer(await tokenWith(['openid', 'email'])))).json()
     expect(full).toEqual({ sub: String(f.alice.id), email: 'alice@example.org' })
   })

@@ -1,6 +1,6 @@
 /** The /api/v4 surface: scope enforcement is real on every route (GitLab's scope names). */
 import Type from 'typebox'
-import { authenticate, requireScope } from '../api-auth.ts'
+import { authenticate, requireScope, withPrincipal } from '../api-auth.ts'
 import { scopesAllowing } from '../domain/scopes.ts'
 import { ApiError } from '../errors.ts'
 import { routePlugin } from '../oauth-app.ts'
@@ -52,11 +52,11 @@ export const apiRoutes = routePlugin('oauth-api-routes', (app) => {
         response: { 200: CurrentUser, ...ApiErrorResponses },
       },
     },
-    async (request) => {
-      const principal = await authenticate(request, app)
-      requireScope(principal, scopesAllowing({ method: request.method, ...USERS_API }))
-      return currentUser(principal.user)
-    },
+    (request) =>
+      withPrincipal(request, app, (principal) => {
+        requireScope(principal, scopesAllowing({ method: request.method, ...USERS_API }))
+        return currentUser(principal.user)
+      }),
   )
 
   app.put(

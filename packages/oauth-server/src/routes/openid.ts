@@ -1,6 +1,6 @@
 /** OpenID Connect discovery, JWKS and userinfo (GitLab's paths). */
 import Type from 'typebox'
-import { authenticate } from '../api-auth.ts'
+import { withPrincipal } from '../api-auth.ts'
 import { JWKS_PATH, openidConfiguration, USERINFO_PATH } from '../discovery.ts'
 import { InsufficientScope } from '../errors.ts'
 import { routePlugin } from '../oauth-app.ts'
@@ -49,10 +49,10 @@ export const openidRoutes = routePlugin('oauth-openid-routes', (app) => {
         response: { 200: UserInfo, ...ApiErrorResponses },
       },
     },
-    async (request) => {
-      const principal = await authenticate(request, app)
-      if (!principal.scopes.includes('openid')) throw new InsufficientScope('openid')
-      return { sub: String(principal.user.id), ...userClaims(principal.user, principal.scopes) }
-    },
+    (request) =>
+      withPrincipal(request, app, (principal) => {
+        if (!principal.scopes.includes('openid')) throw new InsufficientScope('openid')
+        return { sub: String(principal.user.id), ...userClaims(principal.user, principal.scopes) }
+      }),
   )
 })
