@@ -27,6 +27,7 @@ export { addVary, type CorsPolicies, type CorsPolicy } from './server/cors.ts'
 export { FAVICON_PATH, type FrontDoor } from './server/front-door.ts'
 export { HealthCheck } from './server/health.ts'
 export { redactUrl, serverOptions } from './server/logging.ts'
+export { JSON_UTF8 } from './server/media-types.ts'
 export { type PlatformOptions, registerPlatform } from './server/platform.ts'
 export { listenUntilSignalled } from './server/run.ts'
 export {

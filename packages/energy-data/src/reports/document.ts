@@ -1,3 +1,4 @@
+import { JSON_UTF8 } from '@campus/shared'
 import type { Language } from '../charts/i18n.ts'
 import { formatIso } from '../domain/time.ts'
 
@@ -83,7 +84,7 @@ export function renderReport(blocks: Block[], format: ReportFormat): { body: str
     case 'text':
       return { body: renderText(blocks), contentType: 'text/plain; charset=utf-8' }
     case 'json':
-      return { body: JSON.stringify(renderMarkdown(blocks)), contentType: 'application/json; charset=utf-8' }
+      return { body: JSON.stringify(renderMarkdown(blocks)), contentType: JSON_UTF8 }
   }
 }
 

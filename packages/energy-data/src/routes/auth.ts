@@ -1,3 +1,4 @@
+import { JSON_UTF8 } from '@campus/shared'
 import Type from 'typebox'
 import { sendCached } from '../dashboard/http-cache.ts'
 import { routePlugin } from '../energy-app.ts'
@@ -47,8 +48,7 @@ export const authRoutes = routePlugin('energy-auth-routes', (app) => {
       },
     },
     // public endpoints lean on HTTP caching (and the rate limit) instead of a key
-    async (request, reply) =>
-      sendCached(request, reply, JSON.stringify({ status: 'public' }), 'application/json; charset=utf-8'),
+    async (request, reply) => sendCached(request, reply, JSON.stringify({ status: 'public' }), JSON_UTF8),
   )
 
   app.get(

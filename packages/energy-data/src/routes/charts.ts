@@ -1,3 +1,4 @@
+import { JSON_UTF8 } from '@campus/shared'
 import Type from 'typebox'
 import { buildChart, CHART_NAMES, type ChartName, DAILY_DAYS, SERIES_DAYS } from '../charts/charts.ts'
 import { sendCached } from '../dashboard/http-cache.ts'
@@ -114,7 +115,7 @@ export const chartRoutes = routePlugin('energy-chart-routes', (app) => {
           zone: settings.zone,
           now: now(),
         })
-        return sendCached(request, reply, JSON.stringify(config), 'application/json; charset=utf-8')
+        return sendCached(request, reply, JSON.stringify(config), JSON_UTF8)
       },
     )
   }

@@ -1,3 +1,4 @@
+import { JSON_UTF8 } from '@campus/shared'
 import Type from 'typebox'
 import { sendCached } from '../dashboard/http-cache.ts'
 import { routePlugin } from '../energy-app.ts'
@@ -110,7 +111,7 @@ export const metadataRoutes = routePlugin('energy-metadata-routes', (app) => {
         quantity_id: null,
       }
       // public: shared caches may answer for a minute (meters are installed by hand, rarely)
-      return sendCached(request, reply, JSON.stringify(meter), 'application/json; charset=utf-8', { maxAge: 60 })
+      return sendCached(request, reply, JSON.stringify(meter), JSON_UTF8, { maxAge: 60 })
     },
   )
 
