@@ -121,9 +121,10 @@ describe("scopes as GitLab's (RFC 6750 3.1 insufficient_scope) on every route, b
             expect(res.headers['www-authenticate']).toContain('error="insufficient_scope"')
             expect(res.headers['www-authenticate']).toContain(`scope="${needed}"`)
           }
-          answers.push(res.json())
+          expect(res.headers['content-type']).toBe('application/json; charset=utf-8')
+          answers.push(res.body)
         }
-        expect(answers[1]).toEqual(answers[0])
+        expect(answers[1]).toBe(answers[0])
       })
     }
   }
@@ -162,15 +163,21 @@ describe('/api/v4 payloads', () => {
     expect(missing.statusCode).toBe(404)
     expect(missing.json()).toEqual({ message: '404 User Not Found' })
   })
-  it('PUT /user updates the profile', async () => {
+  it('PUT /user updates the profile, and GET /user with the same (cached) token shows it at once', async () => {
+    const token = await tokenWith(['api'])
+    expect((await get('/api/v4/user', bearer(token))).json().job_title).not.toBe('Explorer')
     const res = await server.app.inject({
       method: 'PUT',
       url: '/api/v4/user',
-      headers: bearer(await tokenWith(['api'])),
+      headers: bearer(token),
       payload: { name: 'Alice Liddell', job_title: 'Explorer' },
     })
     expect(res.statusCode).toBe(200)
     expect(res.json()).toMatchObject({ name: 'Alice Liddell', job_title: 'Explorer' })
+    expect((await get('/api/v4/user', bearer(token))).json()).toMatchObject({
+      name: 'Alice Liddell',
+      job_title: 'Explorer',
+    })
   })
   it("GET /personal_access_tokens lists the owner's tokens without their values", async () => {
     const { token } = await createPersonalAccessToken(server.db, {

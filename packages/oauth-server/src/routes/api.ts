@@ -1,4 +1,6 @@
 /** The /api/v4 surface: scope enforcement is real on every route (GitLab's scope names). */
+import { JSON_UTF8 } from '@campus/shared'
+import type { FastifyReply } from 'fastify'
 import Type from 'typebox'
 import { authenticate, requireScope, withPrincipal } from '../api-auth.ts'
 import { scopesAllowing } from '../domain/scopes.ts'
@@ -39,6 +41,17 @@ const ProfileBody = Type.Object(
 const USERS_API = { usersApi: true }
 const OTHER_API = { usersApi: false }
 
+/**
+ * GET /api/v4/user's text of each view, serialised once: a view lives as long as the user row
+ * the token cache holds (api-views.ts), so every cached request sends the same text.
+ */
+const currentUserTexts = new WeakMap<object, string>()
+
+/** Sends JSON text already serialised by the route's schema (typed replies take only values). */
+function sendText(reply: FastifyReply, text: string): void {
+  reply.type(JSON_UTF8).send(text)
+}
+
 export const apiRoutes = routePlugin('oauth-api-routes', (app) => {
   app.get(
     '/api/v4/user',
@@ -52,10 +65,17 @@ export const apiRoutes = routePlugin('oauth-api-routes', (app) => {
         response: { 200: CurrentUser, ...ApiErrorResponses },
       },
     },
-    (request) =>
+    (request, reply) =>
       withPrincipal(request, app, (principal) => {
         requireScope(principal, scopesAllowing({ method: request.method, ...USERS_API }))
-        return currentUser(principal.user)
+        const view = currentUser(principal.user)
+        let text = currentUserTexts.get(view)
+        if (text === undefined) {
+          // the route's own serialiser, by its 200 schema: the text is what it would send
+          text = reply.serialize(view) as string
+          currentUserTexts.set(view, text)
+        }
+        return sendText(reply, text)
       }),
   )
 
