@@ -41,7 +41,7 @@ export function registerMetrics(
   app: FastifyInstance,
   service: string,
   access: MetricsAccess,
-): { registry: Registry; recordUnmatched: (request: FastifyRequest, reply: FastifyReply) => void } {
+): { recordUnmatched: (request: FastifyRequest, reply: FastifyReply) => void } {
   const registry = new Registry()
   registry.setDefaultLabels({ service })
   collectDefaultMetrics({ register: registry })
@@ -94,5 +94,5 @@ export function registerMetrics(
     reply.type(registry.contentType)
     return registry.metrics()
   })
-  return { registry, recordUnmatched }
+  return { recordUnmatched }
 }
