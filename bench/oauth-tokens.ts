@@ -265,7 +265,7 @@ async function main(): Promise<void> {
       ] as const) {
         if (result.non2xx + result.errors > 0) {
           throw new Error(
-            `${name} answered ${result.non2xx} exchanges in round ${round} with an error and ${result.errors} failed: out of codes? (BENCH_CODES)`,
+            `${name}, round ${round}: ${result.non2xx} exchanges answered other than 2xx, ${result.errors} failed (out of codes? raise BENCH_CODES)`,
           )
         }
         fastest = Math.max(fastest, attempted(result))

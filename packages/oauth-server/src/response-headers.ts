@@ -10,11 +10,8 @@ export function oauthPathHeaders(
   settings: OAuthSettings,
 ): (path: string) => Readonly<Record<string, string>> | undefined {
   // RFC 6797: a browser that reached the https issuer once never falls back to plain http
-  const everywhere: Record<string, string> = isHttpsIssuer(settings)
-    ? { 'strict-transport-security': `max-age=${HSTS_MAX_AGE}` }
-    : {}
+  const everywhere = isHttpsIssuer(settings) ? { 'strict-transport-security': `max-age=${HSTS_MAX_AGE}` } : undefined
   // no shared or browser cache keeps these answers, errors included
   const personal = { ...everywhere, 'cache-control': 'no-store' }
-  const anywhere = Object.keys(everywhere).length > 0 ? everywhere : undefined
-  return (path) => (PRIVATE_PATHS.some((prefix) => path.startsWith(prefix)) ? personal : anywhere)
+  return (path) => (PRIVATE_PATHS.some((prefix) => path.startsWith(prefix)) ? personal : everywhere)
 }

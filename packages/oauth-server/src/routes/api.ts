@@ -3,6 +3,7 @@ import { JSON_UTF8 } from '@campus/shared'
 import type { FastifyReply } from 'fastify'
 import Type from 'typebox'
 import { authenticate, requireScope, withPrincipal } from '../api-auth.ts'
+import type { User } from '../db/schema.ts'
 import { scopesAllowing } from '../domain/scopes.ts'
 import { ApiError } from '../errors.ts'
 import { routePlugin } from '../oauth-app.ts'
@@ -42,10 +43,10 @@ const USERS_API = { usersApi: true }
 const OTHER_API = { usersApi: false }
 
 /**
- * GET /api/v4/user's text of each view, serialised once: a view lives as long as the user row
- * the token cache holds (api-views.ts), so every cached request sends the same text.
+ * GET /api/v4/user's text, serialised once per user row the token cache holds: those rows are
+ * replaced, never changed, so the text made from one stays true while the row lives.
  */
-const currentUserTexts = new WeakMap<object, string>()
+const currentUserTexts = new WeakMap<User, string>()
 
 /** Sends JSON text already serialised by the route's schema (typed replies take only values). */
 function sendText(reply: FastifyReply, text: string): void {
@@ -68,12 +69,11 @@ export const apiRoutes = routePlugin('oauth-api-routes', (app) => {
     (request, reply) =>
       withPrincipal(request, app, (principal) => {
         requireScope(principal, scopesAllowing({ method: request.method, ...USERS_API }))
-        const view = currentUser(principal.user)
-        let text = currentUserTexts.get(view)
+        let text = currentUserTexts.get(principal.user)
         if (text === undefined) {
           // the route's own serialiser, by its 200 schema: the text is what it would send
-          text = reply.serialize(view) as string
-          currentUserTexts.set(view, text)
+          text = reply.serialize(currentUser(principal.user)) as string
+          currentUserTexts.set(principal.user, text)
         }
         return sendText(reply, text)
       }),

@@ -22,23 +22,8 @@ export function publicUser(user: User) {
   }
 }
 
-/**
- * Views of the user rows the token cache holds, made once per row: those rows are replaced, never
- * changed, so a view made from one stays true while the row lives.
- */
-const currentUserViews = new WeakMap<User, ReturnType<typeof currentUserView>>()
-
 /** GET /api/v4/user: the signed-in user's own view; admins also see is_admin. */
 export function currentUser(user: User) {
-  let view = currentUserViews.get(user)
-  if (!view) {
-    view = currentUserView(user)
-    currentUserViews.set(user, view)
-  }
-  return view
-}
-
-function currentUserView(user: User) {
   return {
     ...publicUser(user),
     last_sign_in_at: iso(user.last_sign_in_at),
