@@ -3,10 +3,8 @@
  * set (`test/fixtures/`, or the estate `pnpm energy seed` writes), the app over it (injected or
  * listening), API keys, and the service or its command line as real processes.
  */
-import { execFile } from 'node:child_process'
 import { type IncomingMessage, request } from 'node:http'
-import { promisify } from 'node:util'
-import { type Database, launchService, type RunningService } from '@campus/shared'
+import { type Database, launchService, type RunningService, runServiceCommand } from '@campus/shared'
 import { createTestDatabase, type TestDatabase } from '@campus/shared/testing'
 import type { FastifyInstance } from 'fastify'
 import type { Kysely } from 'kysely'
@@ -165,24 +163,14 @@ export async function startEnergyProcess(
   return { ...server, logs }
 }
 
-const run = promisify(execFile)
-
 /** `pnpm energy ...` as an operator runs it, on the database at `url`: exit code, stdout, stderr. */
 export async function energyCli(
   url: string,
   args: string[],
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await run(
-      process.execPath,
-      ['--experimental-strip-types', '--disable-warning=ExperimentalWarning', energyService.cliEntry, ...args],
-      { env: { ...process.env, ENERGY_DATABASE_URL: url, LOG_LEVEL: 'silent', MIGRATE_ON_START: '' } },
-    )
-    return { code: 0, stdout, stderr }
-  } catch (error) {
-    const e = error as { code: number; stdout: string; stderr: string }
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr }
-  }
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return runServiceCommand(energyService, args, {
+    env: { ENERGY_DATABASE_URL: url, LOG_LEVEL: 'silent', MIGRATE_ON_START: '' },
+  })
 }
 
 export interface Download {

@@ -56,7 +56,7 @@ export const OAuthConfigSchema = Type.Object({
     maximum: 60,
     default: 2,
     description:
-      'How long an instance may reuse a token or client lookup (0 = never); changes made by any instance clear it at once (LISTEN/NOTIFY)',
+      'How long an instance may reuse a token or client lookup (0 = never; never on the embedded database); changes made by any instance clear it at once (LISTEN/NOTIFY)',
   }),
 })
 

@@ -1,9 +1,10 @@
 /** `pnpm oauth ...`: the real command line on a real database, JSON on stdout. */
-import { spawn, spawnSync } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { runServiceCommand } from '@campus/shared'
 import { createTestDatabase } from '@campus/shared/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { verifyPassword } from '../src/passwords.ts'
@@ -22,7 +23,7 @@ afterAll(async () => {
   await server?.close()
 })
 
-function oauth(...args: string[]): { status: number | null; json: Record<string, unknown>; stderr: string } {
+function oauth(...args: string[]): Promise<CliResult> {
   return oauthOn(server.database.url, ...args)
 }
 
@@ -34,25 +35,26 @@ const cliEnv = (databaseUrl: string) => ({
   MIGRATE_ON_START: '',
 })
 
-function oauthOn(
-  databaseUrl: string,
-  ...args: string[]
-): { status: number | null; json: Record<string, unknown>; stderr: string } {
+interface CliResult {
+  status: number | null
+  json: Record<string, unknown>
+  stderr: string
+}
+
+function oauthOn(databaseUrl: string, ...args: string[]): Promise<CliResult> {
   return oauthWithInput(databaseUrl, undefined, ...args)
 }
 
-/** The command with `input` on its standard input (a pipe, as `echo ... |` gives). */
-function oauthWithInput(
-  databaseUrl: string,
-  input: string | undefined,
-  ...args: string[]
-): { status: number | null; json: Record<string, unknown>; stderr: string } {
-  const result = spawnSync(process.execPath, [...NODE_ARGS, ...args], {
+/**
+ * The command with `input` on its standard input (a pipe, as `echo ... |` gives). Run without
+ * blocking: on the embedded database this process serves the database the command connects to.
+ */
+async function oauthWithInput(databaseUrl: string, input: string | undefined, ...args: string[]): Promise<CliResult> {
+  const result = await runServiceCommand(oauthService, args, {
     env: cliEnv(databaseUrl),
-    encoding: 'utf8',
     ...(input === undefined ? {} : { input }),
   })
-  return { status: result.status, json: result.stdout ? JSON.parse(result.stdout) : {}, stderr: result.stderr }
+  return { status: result.code, json: result.stdout ? JSON.parse(result.stdout) : {}, stderr: result.stderr }
 }
 
 const passwordGrant = (clientId: string, secret: string) =>
@@ -67,7 +69,7 @@ const passwordGrant = (clientId: string, secret: string) =>
 
 describe('pnpm oauth app:create / app:update', () => {
   it("switches an application's password grant (GitLab's ropc_enabled) off and on", async () => {
-    const created = oauth(
+    const created = await oauth(
       'app:create',
       '--name',
       'CLI app',
@@ -86,18 +88,18 @@ describe('pnpm oauth app:create / app:update', () => {
     const secret = created.json.client_secret as string
     expect((await passwordGrant(clientId, secret)).body.error).toBe('unauthorized_client')
 
-    const enabled = oauth('app:update', '--client-id', clientId, '--ropc')
+    const enabled = await oauth('app:update', '--client-id', clientId, '--ropc')
     expect(enabled.status).toBe(0)
     expect(enabled.json).toMatchObject({ client_id: clientId, ropc_enabled: true })
     expect((await passwordGrant(clientId, secret)).status).toBe(200)
 
-    const disabled = oauth('app:update', '--client-id', clientId, '--no-ropc')
+    const disabled = await oauth('app:update', '--client-id', clientId, '--no-ropc')
     expect(disabled.json).toMatchObject({ ropc_enabled: false })
     expect((await passwordGrant(clientId, secret)).body.error).toBe('unauthorized_client')
   })
 
   it('refuses an unknown application, or trusting one a user owns, with one line on stderr', async () => {
-    const unknown = oauth('app:update', '--client-id', 'nope', '--ropc')
+    const unknown = await oauth('app:update', '--client-id', 'nope', '--ropc')
     expect(unknown.status).toBe(1)
     expect(unknown.stderr.trim()).toBe('error: no application with client id nope')
     const { alice } = {
@@ -116,7 +118,7 @@ describe('pnpm oauth app:create / app:update', () => {
       })
       .returning('uid')
       .executeTakeFirstOrThrow()
-    const trusted = oauth('app:update', '--client-id', owned.uid, '--trusted')
+    const trusted = await oauth('app:update', '--client-id', owned.uid, '--trusted')
     expect(trusted.status).toBe(1)
     expect(trusted.stderr).toContain('only instance-wide applications can be trusted')
   })
@@ -136,21 +138,24 @@ describe('pnpm oauth resource-server:register', () => {
         { authorization: basic('energy-data', secret) },
       )
     writeFileSync(file, 'a'.repeat(40))
-    expect(register(server.database.url)).toMatchObject({ status: 0, json: { resource_server: true, scopes: [] } })
+    expect(await register(server.database.url)).toMatchObject({
+      status: 0,
+      json: { resource_server: true, scopes: [] },
+    })
     expect((await introspect('a'.repeat(40))).body).toEqual({ active: false })
     writeFileSync(file, 'b'.repeat(40))
-    expect(register(server.database.url).status).toBe(0)
+    expect((await register(server.database.url)).status).toBe(0)
     expect((await introspect('a'.repeat(40))).status).toBe(401)
     expect((await introspect('b'.repeat(40))).status).toBe(200)
     writeFileSync(file, 'short')
-    expect(register(server.database.url).status).toBe(2)
+    expect((await register(server.database.url)).status).toBe(2)
 
     // on an empty database the resource server the stack registers first does not stop the demo
     const empty = await createTestDatabase('oauth', oauthService.migrationsDir)
     try {
       writeFileSync(file, 'c'.repeat(40))
-      expect(register(empty.url).status).toBe(0)
-      expect(oauthOn(empty.url, 'demo').json).toMatchObject({ demo: 'prepared' })
+      expect((await register(empty.url)).status).toBe(0)
+      expect((await oauthOn(empty.url, 'demo')).json).toMatchObject({ demo: 'prepared' })
     } finally {
       await empty.close()
     }
@@ -171,7 +176,7 @@ describe('pnpm oauth browser-app:register', () => {
         'read_energy',
         ...redirects.flatMap((r) => ['--redirect-uri', r]),
       )
-    const first = register(server.database.url, 'http://127.0.0.1:8000/dashboard')
+    const first = await register(server.database.url, 'http://127.0.0.1:8000/dashboard')
     expect(first).toMatchObject({
       status: 0,
       json: {
@@ -183,21 +188,25 @@ describe('pnpm oauth browser-app:register', () => {
         redirect_uris: ['http://127.0.0.1:8000/dashboard'],
       },
     })
-    const second = register(server.database.url, 'https://energy.example/dashboard', 'https://energy.example/docs/x')
+    const second = await register(
+      server.database.url,
+      'https://energy.example/dashboard',
+      'https://energy.example/docs/x',
+    )
     expect(second.json).toMatchObject({
       id: first.json.id,
       redirect_uris: ['https://energy.example/dashboard', 'https://energy.example/docs/x'],
     })
     // the rules of every application: a plain-http redirect off loopback, no redirect at all
-    const refused = register(server.database.url, 'http://energy.example/dashboard')
+    const refused = await register(server.database.url, 'http://energy.example/dashboard')
     expect(refused.status).toBe(2)
     expect(refused.stderr).toContain('must use https')
-    expect(register(server.database.url).status).toBe(2)
+    expect((await register(server.database.url)).status).toBe(2)
 
     const empty = await createTestDatabase('oauth', oauthService.migrationsDir)
     try {
-      expect(register(empty.url, 'http://127.0.0.1:8000/dashboard').status).toBe(0)
-      expect(oauthOn(empty.url, 'demo').json).toMatchObject({ demo: 'prepared' })
+      expect((await register(empty.url, 'http://127.0.0.1:8000/dashboard')).status).toBe(0)
+      expect((await oauthOn(empty.url, 'demo')).json).toMatchObject({ demo: 'prepared' })
     } finally {
       await empty.close()
     }
@@ -205,9 +214,9 @@ describe('pnpm oauth browser-app:register', () => {
 })
 
 describe('pnpm oauth: the shared command-line shape', () => {
-  it('a usage mistake exits 2 with the usage lines on stderr and nothing on stdout', () => {
+  it('a usage mistake exits 2 with the usage lines on stderr and nothing on stdout', async () => {
     for (const args of [[], ['nope'], ['user:create', '--username', 'x'], ['user:create', '--bogus'], ['pat:create']]) {
-      const result = oauth(...args)
+      const result = await oauth(...args)
       expect(result.status, args.join(' ')).toBe(2)
       expect(result.stderr).toContain('usage: pnpm oauth <command>')
       expect(result.stderr).toContain('app:update --client-id ID')
@@ -215,11 +224,11 @@ describe('pnpm oauth: the shared command-line shape', () => {
     }
   })
 
-  it('an invalid value is a usage mistake; something in the way (a taken name) a failure', () => {
-    const invalid = oauth('user:create', '--username', 'bad name', '--password', 'long enough password')
+  it('an invalid value is a usage mistake; something in the way (a taken name) a failure', async () => {
+    const invalid = await oauth('user:create', '--username', 'bad name', '--password', 'long enough password')
     expect(invalid.status).toBe(2)
     expect(invalid.stderr).toContain('error: username may hold letters, digits, _ . - only')
-    const taken = oauth('user:create', '--username', 'alice', '--password', 'long enough password')
+    const taken = await oauth('user:create', '--username', 'alice', '--password', 'long enough password')
     expect(taken.status).toBe(1)
     expect(taken.stderr.trim()).toBe('error: user alice already exists')
   })
@@ -227,7 +236,7 @@ describe('pnpm oauth: the shared command-line shape', () => {
   it('refuses to work on a database with pending migrations, saying how to apply them', async () => {
     const empty = await createTestDatabase<unknown>('oauthcli', mkdtempSync(join(tmpdir(), 'no-migrations-')))
     try {
-      const result = oauthOn(empty.url, 'pat:create', '--username', 'alice', '--name', 'x', '--scopes', 'api')
+      const result = await oauthOn(empty.url, 'pat:create', '--username', 'alice', '--name', 'x', '--scopes', 'api')
       expect(result.status).toBe(1)
       expect(result.stderr).toContain('migration(s) pending')
       expect(result.stderr).toContain('pnpm db:migrate')
@@ -243,7 +252,7 @@ const storedHash = async (username: string) =>
 
 describe('pnpm oauth user:create: the password stays out of echoes and shell history', () => {
   it('reads it from standard input with --password-stdin (one final newline dropped)', async () => {
-    const created = oauthWithInput(
+    const created = await oauthWithInput(
       server.database.url,
       'piped password 1\n',
       'user:create',
@@ -257,13 +266,20 @@ describe('pnpm oauth user:create: the password stays out of echoes and shell his
     expect(JSON.stringify(created.json)).not.toContain('piped password')
     expect(await verifyPassword(await storedHash('piper'), 'piped password 1')).toBe(true)
 
-    const empty = oauthWithInput(server.database.url, '', 'user:create', '--username', 'nobody', '--password-stdin')
+    const empty = await oauthWithInput(
+      server.database.url,
+      '',
+      'user:create',
+      '--username',
+      'nobody',
+      '--password-stdin',
+    )
     expect(empty.status).toBe(2)
     expect(empty.stderr).toContain('standard input held no password')
   })
 
-  it('without a terminal or --password-stdin, says how to give it (exit 2)', () => {
-    const result = oauthWithInput(server.database.url, '', 'user:create', '--username', 'quiet')
+  it('without a terminal or --password-stdin, says how to give it (exit 2)', async () => {
+    const result = await oauthWithInput(server.database.url, '', 'user:create', '--username', 'quiet')
     expect(result.status).toBe(2)
     expect(result.stderr).toContain('type it at the prompt (in a terminal) or pipe it with --password-stdin')
   })
@@ -295,7 +311,7 @@ describe('pnpm oauth user:create: the password stays out of echoes and shell his
   })
 
   it('still takes --password (discouraged: shell history and ps see it)', async () => {
-    const result = oauth('user:create', '--username', 'flagged', '--password', 'flag password 1')
+    const result = await oauth('user:create', '--username', 'flagged', '--password', 'flag password 1')
     expect(result.status).toBe(0)
     expect(await verifyPassword(await storedHash('flagged'), 'flag password 1')).toBe(true)
   })

@@ -39,10 +39,12 @@ export {
 export type { ParameterRule } from './server/validation.ts'
 export type { ServiceDescriptor } from './service/descriptor.ts'
 export {
+  type CommandResult,
   freePort,
   type LaunchOptions,
   launchService,
   type RunningService,
+  runServiceCommand,
   type ServiceProcess,
   type SpawnOptions,
   spawnService,

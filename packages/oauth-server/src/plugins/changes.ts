@@ -5,14 +5,16 @@ import type { OAuthApp } from '../oauth-app.ts'
 
 /**
  * Decorates `changes` (see changes/commit.ts). Other instances' changes are heard through
- * LISTEN/NOTIFY on a connection of `pool`; not on embedded PGlite, which one process serves alone.
+ * LISTEN/NOTIFY on a connection of `pool`. The embedded database has no such channel, yet the
+ * command line writes to it from its own process while the stack runs: there, nothing is cached,
+ * so what `pnpm oauth ...` changes holds at once.
  */
 export const changesPlugin = fp(
   async (app, options: { pool: pg.Pool; crossInstance: boolean }) => {
     const { db, settings } = app as OAuthApp
     const crossInstance = settings.tokenCacheSeconds > 0 && options.crossInstance
     const changes = changeMechanism(db, {
-      cacheSeconds: settings.tokenCacheSeconds,
+      cacheSeconds: crossInstance ? settings.tokenCacheSeconds : 0,
       notify: crossInstance,
       pool: crossInstance ? options.pool : undefined,
       cacheSync: settings.cacheSync,

@@ -154,3 +154,39 @@ export async function launchService(
     await new Promise((r) => setTimeout(r, 100))
   }
 }
+
+/** How a command of a service's command line ended. */
+export interface CommandResult {
+  /** The exit code (null when a signal ended it). */
+  code: number | null
+  stdout: string
+  stderr: string
+}
+
+/**
+ * Runs the service's command line to its end without blocking this process, so a database
+ * this process serves (the embedded one, in tests) keeps answering the command meanwhile.
+ * `input` is its standard input (a pipe that ends after it; empty by default).
+ */
+export function runServiceCommand(
+  descriptor: ServiceDescriptor,
+  args: readonly string[],
+  options: { env?: Record<string, string | undefined>; input?: string } = {},
+): Promise<CommandResult> {
+  const child = spawn(process.execPath, [...TYPESCRIPT, descriptor.cliEntry, ...args], {
+    env: { ...process.env, ...options.env },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  })
+  const out: Buffer[] = []
+  const err: Buffer[] = []
+  child.stdout.on('data', (chunk: Buffer) => out.push(chunk))
+  child.stderr.on('data', (chunk: Buffer) => err.push(chunk))
+  child.stdin.on('error', () => {}) // a command that exits before reading its input
+  child.stdin.end(options.input ?? '')
+  return new Promise((resolve, reject) => {
+    child.once('error', reject)
+    child.once('close', (code) =>
+      resolve({ code, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') }),
+    )
+  })
+}
