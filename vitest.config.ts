@@ -4,6 +4,8 @@ export default defineConfig({
   test: {
     include: ['packages/*/test/**/*.test.ts'],
     pool: 'forks',
+    // drops the migrated templates the run made on a shared PostgreSQL server, once it ends
+    globalSetup: ['packages/shared/src/testing/global-setup.ts'],
     // two cores: two files at a time, each with its own database
     maxWorkers: 2,
     // A hang guard, not a speed limit: a slow or busy machine never trips it, a test that hangs

@@ -161,7 +161,9 @@ runMain(async () => {
       services.map(async (descriptor) => {
         const { database, result } = await openAndMigrate(descriptor, config)
         databases.push(database)
-        const note = result.applied.length ? `applied ${result.applied.length} migration(s)` : 'schema up to date'
+        const note =
+          (result.created ? 'created, ' : '') +
+          (result.applied.length ? `applied ${result.applied.length} migration(s)` : 'schema up to date')
         const seconds = ((Date.now() - started) / 1000).toFixed(1)
         process.stdout.write(`[db]     ${descriptor.name}: ${database.description}, ${note} (${seconds} s)\n`)
         urls.set(descriptor.name, database.url)

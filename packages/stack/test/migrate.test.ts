@@ -1,11 +1,13 @@
-/** `pnpm db:migrate` while another process holds an embedded database directory. */
+/** `pnpm db:migrate`: while another process holds an embedded database directory, and on a PostgreSQL server. */
 import { execFile } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
-import { openServiceDatabase } from '@campus/shared'
+import { createDatabase, openServiceDatabase } from '@campus/shared'
+import { needsService } from '@campus/shared/testing'
 import { sql } from 'kysely'
 import { describe, expect, it } from 'vitest'
 
@@ -43,5 +45,64 @@ describe('embedded database directory ownership', () => {
       await owner.close()
     }
     expect(existsSync(join(dataDir, 'energy', 'server.json'))).toBe(false)
+  })
+})
+
+const serverUrl = process.env.TEST_DATABASE_URL
+const onServer = await needsService('db:migrate on a PostgreSQL server', 'TEST_DATABASE_URL')
+
+describe.runIf(onServer)('pnpm db:migrate on a PostgreSQL server', () => {
+  const named = (name: string, user?: string) => {
+    const u = new URL(serverUrl ?? '')
+    u.pathname = `/${name}`
+    if (user) u.username = user
+    return u.toString()
+  }
+  const admin = () => createDatabase(serverUrl ?? '', { max: 1 }).pool
+  const migrateOn = (url: string) =>
+    promisify(execFile)(process.execPath, ['--experimental-strip-types', migrateCli, 'energy'], {
+      env: { ...process.env, ENERGY_DATABASE_URL: url },
+      encoding: 'utf8',
+    })
+
+  it('creates a database the URL names that does not exist yet, then migrates it', async () => {
+    const name = `migrate_new_${randomBytes(4).toString('hex')}`
+    const client = admin()
+    try {
+      const result = await migrateOn(named(name))
+      const report = JSON.parse(result.stdout)
+      expect(report.energy.created).toBe(true)
+      expect(report.energy.applied.length).toBeGreaterThan(0)
+      const again = JSON.parse((await migrateOn(named(name))).stdout)
+      expect(again.energy).not.toHaveProperty('created')
+      expect(again.energy.applied).toEqual([])
+    } finally {
+      await client.query(`drop database if exists ${name} with (force)`)
+      await client.end()
+    }
+  })
+
+  it('says in one line how to create it when the role may not', async () => {
+    const name = `migrate_new_${randomBytes(4).toString('hex')}`
+    const role = `no_createdb_${randomBytes(4).toString('hex')}`
+    const client = admin()
+    try {
+      await client.query(`create role ${role} login nocreatedb`)
+      const failed = await migrateOn(named(name, role)).then(
+        () => undefined,
+        (error: { code: number; stderr: string }) => error,
+      )
+      expect(failed?.code).toBe(1)
+      const lines = failed?.stderr.trim().split('\n') ?? []
+      expect(lines).toHaveLength(1)
+      expect(lines[0]).toContain(`database "${name}" does not exist`)
+      expect(lines[0]).toContain(`${role} may not create databases`)
+      expect(lines[0]).toContain(`createdb -h`)
+      const exists = await client.query('select 1 from pg_database where datname = $1', [name])
+      expect(exists.rowCount).toBe(0)
+    } finally {
+      await client.query(`drop role if exists ${role}`)
+      await client.end()
+    }
   })
 })

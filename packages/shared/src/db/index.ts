@@ -18,3 +18,4 @@ export {
   type Pool as ListeningPool,
 } from './notifications.ts'
 export { ensureMigrated, isEmbedded, openServiceDatabase, type ServiceDatabase } from './open.ts'
+export { createDatabaseIfMissing } from './provision.ts'

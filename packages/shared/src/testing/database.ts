@@ -23,6 +23,22 @@ function withDatabase(url: string, name: string): string {
   return u.toString()
 }
 
+/** Serialises the making and dropping of templates across every test process on one server. */
+const TEMPLATE_LOCK = 727274002
+
+/** Drops every migrated template on the server `admin` is connected to (the end of a run). */
+export async function dropTemplates(admin: pg.Client): Promise<void> {
+  await admin.query('select pg_advisory_lock($1)', [TEMPLATE_LOCK])
+  try {
+    const templates = await admin.query<{ datname: string }>(
+      "select datname from pg_database where datname like 'tpl\\_%'",
+    )
+    for (const row of templates.rows) await admin.query(`drop database if exists ${quote(row.datname)} with (force)`)
+  } finally {
+    await admin.query('select pg_advisory_unlock($1)', [TEMPLATE_LOCK])
+  }
+}
+
 /**
  * A migrated template per migration set, made once under an advisory lock, then a copy per
  * test file: `CREATE DATABASE ... TEMPLATE` costs tens of milliseconds instead of a migration run.
@@ -38,7 +54,7 @@ async function fromServer<DB>(serverUrl: string, service: string, migrationsDir:
   const admin = new pg.Client({ connectionString: serverUrl })
   await admin.connect()
   try {
-    await admin.query('select pg_advisory_lock(727274002)')
+    await admin.query('select pg_advisory_lock($1)', [TEMPLATE_LOCK])
     try {
       const exists = await admin.query('select 1 from pg_database where datname = $1', [template])
       if (exists.rowCount === 0) {
@@ -61,7 +77,7 @@ async function fromServer<DB>(serverUrl: string, service: string, migrationsDir:
       }
       await admin.query(`create database ${quote(name)} template ${quote(template)}`)
     } finally {
-      await admin.query('select pg_advisory_unlock(727274002)')
+      await admin.query('select pg_advisory_unlock($1)', [TEMPLATE_LOCK])
     }
   } finally {
     await admin.end()
