@@ -3,6 +3,7 @@ import { sql } from 'kysely'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { demo, demoKey, seed } from '../src/commands/seed.ts'
 import type { EnergyDatabase } from '../src/db/schema.ts'
+import { seedEstate } from '../src/seed/seed.ts'
 import { testDatabase } from './harness.ts'
 
 let database: TestDatabase<EnergyDatabase>
@@ -86,5 +87,34 @@ describe('demo (run by pnpm start on every start)', () => {
     const runs = await sql<{ done: boolean }>`
       select completed_at is not null as done from seed_runs where purpose = 'demo'`.execute(database.db)
     expect(runs.rows).toEqual([{ done: true }])
+  })
+
+  it('writes the newest day first, so the latest data answers while older days are still seeded', async () => {
+    const toMs = Date.parse('2026-01-10T00:00:00Z')
+    const fromMs = Date.parse('2026-01-07T00:00:00Z')
+    const newestQuarter = new Date(toMs - 15 * 60_000)
+    const seenAtEachCommit: Array<{ backTo: string }> = []
+    let newestPresent: Promise<number> | undefined
+    await seedEstate(database.pool, {
+      fromMs,
+      toMs,
+      seed: 1,
+      chunkDays: 1,
+      commitEachChunk: true,
+      onProgress: (backTo) => {
+        seenAtEachCommit.push({ backTo: new Date(backTo).toISOString() })
+        // after the first commit, read on another connection: the newest quarter hour is there
+        newestPresent ??= sql<{ n: number }>`
+          select count(*)::int as n from pv_15m where time_15m = ${newestQuarter}`
+          .execute(database.db)
+          .then((r) => r.rows[0]?.n ?? 0)
+      },
+    })
+    expect(seenAtEachCommit).toEqual([
+      { backTo: '2026-01-09T00:00:00.000Z' },
+      { backTo: '2026-01-08T00:00:00.000Z' },
+      { backTo: '2026-01-07T00:00:00.000Z' },
+    ])
+    expect(await newestPresent).toBe(1)
   })
 })

@@ -44,7 +44,7 @@ export async function seed(
     onProgress: (done) => {
       if (Date.now() - lastReport > 5000) {
         lastReport = Date.now()
-        log(`seeded up to ${new Date(done).toISOString()}`)
+        log(`seeded back to ${new Date(done).toISOString()}`)
       }
     },
   })

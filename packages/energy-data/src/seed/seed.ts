@@ -21,7 +21,8 @@ interface SeedOptions {
   commitEachChunk?: boolean
   /** Recorded in `seed_runs`; completed when the last row is in. */
   purpose?: 'seed' | 'demo'
-  onProgress?: (doneMs: number) => void
+  /** Called after each chunk with the oldest instant written so far (chunks go newest first). */
+  onProgress?: (doneBackToMs: number) => void
 }
 
 interface SeedSummary {
@@ -113,8 +114,9 @@ export async function seedEstate(pool: pg.Pool, options: SeedOptions): Promise<S
       await client.query('begin')
     }
     await checkpoint()
-    for (let chunkStart = fromMs; chunkStart < toMs; chunkStart += chunkMs) {
-      const chunkEnd = Math.min(toMs, chunkStart + chunkMs)
+    // newest first: the latest days answer while older ones are still being written
+    for (let chunkEnd = toMs; chunkEnd > fromMs; ) {
+      const chunkStart = Math.max(fromMs, floorQuarter(chunkEnd - chunkMs))
       const meter = {
         t: [] as number[],
         id: [] as number[],
@@ -219,7 +221,8 @@ export async function seedEstate(pool: pg.Pool, options: SeedOptions): Promise<S
         toMs: chunkEnd,
       })
       await checkpoint()
-      options.onProgress?.(chunkEnd)
+      options.onProgress?.(chunkStart)
+      chunkEnd = chunkStart
     }
     await client.query('update seed_runs set completed_at = now() where id = $1', [run.rows[0]?.id])
     await client.query('commit')
