@@ -81,8 +81,9 @@ function readForm(request: FastifyRequest, current?: Application): ApplicationFo
     redirectUris: field(request.body, 'redirect_uris') ?? '',
     confidential: field(request.body, 'confidential') !== undefined,
     scopes: fieldList(request.body, 'scopes'),
-    // GitLab's default for a new application: allowed
-    passwordGrant: readSwitch(request.body, 'password_grant') ?? (current ? ropcEnabled(current) : true),
+    // off for a new application unless asked for (EMPTY_FORM)
+    passwordGrant:
+      readSwitch(request.body, 'password_grant') ?? (current ? ropcEnabled(current) : EMPTY_FORM.passwordGrant),
     clientCredentials:
       readSwitch(request.body, 'client_credentials') ?? (current ? grantEnabled(current, 'client_credentials') : false),
     deviceGrant:

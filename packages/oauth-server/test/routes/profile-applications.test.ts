@@ -48,6 +48,8 @@ describe('/profile/applications', () => {
       redirect_uris: 'https://app.example/cb\nhttp://127.0.0.1/callback',
       confidential: '1',
       scopes: ['read_user', 'api'],
+      // the password grant is how these tests try the application's secret
+      password_grant: '1',
     })
     expect(created.status).toBe(303)
     const shown = await getPage(browser, created.location as string)
@@ -194,11 +196,22 @@ describe('/profile/applications', () => {
     expect((await passwordGrant(uid, secret)).status).toBe(401)
   })
 
-  it("the owner allows or refuses the password grant (GitLab's ropc_enabled) on the form", async () => {
+  it("the owner allows or refuses the password grant (GitLab's ropc_enabled) on the form; a new application has it off", async () => {
     const browser = await signedIn(server.url, 'alice', PASSWORD)
     const page = await getPage(browser, '/profile/applications')
-    // allowed by default (as GitLab): the box is checked on a new form
-    expect(page.html).toMatch(/<input type="checkbox" name="password_grant" value="1" checked>/)
+    // off by default (legacy, as the box's hint says): the box is unchecked on a new form...
+    expect(page.html).toMatch(/<input type="checkbox" name="password_grant" value="1">/)
+    // ...and a form that says nothing of it makes an application without it
+    const silent = await submit(browser, '/profile/applications', {
+      csrf_token: page.csrf,
+      name: 'Silent',
+      redirect_uris: 'https://app.example/cb',
+      confidential: '1',
+      scopes: ['read_user'],
+    })
+    expect((await getPage(browser, silent.location as string)).html).toContain(
+      '<dt>Password grant (ROPC)</dt><dd>Not allowed</dd>',
+    )
     // an unchecked box sends only the hidden "0"
     const created = await submit(browser, '/profile/applications', {
       csrf_token: page.csrf,

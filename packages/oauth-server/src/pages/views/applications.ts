@@ -26,7 +26,8 @@ export const EMPTY_FORM: ApplicationForm = {
   redirectUris: '',
   confidential: true,
   scopes: [],
-  passwordGrant: true,
+  // legacy and off for a new application, as its hint says (the security baseline over GitLab's default)
+  passwordGrant: false,
   clientCredentials: false,
   deviceGrant: false,
 }
