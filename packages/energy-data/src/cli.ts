@@ -9,6 +9,7 @@ import {
   parseFlags,
   requiredFlag,
   runCommandLine,
+  serviceUrl,
   usageError,
 } from '@campus/shared'
 import type { Kysely } from 'kysely'
@@ -34,9 +35,13 @@ const log = (line: string) => process.stderr.write(`${line}\n`)
 /** Demo window seeded by `pnpm start` on an empty database. */
 const DEMO_DAYS = 400
 
-/** Where the services answer unless told: the ports `pnpm start` uses. */
-const DEFAULT_ISSUER = process.env.ENERGY_OAUTH_ISSUER ?? 'http://127.0.0.1:3000'
-const DEFAULT_DATA_URL = process.env.ENERGY_URL ?? `http://127.0.0.1:${energyService.defaultPort}`
+/**
+ * Where the services answer unless told: ENERGY_OAUTH_ISSUER / ENERGY_URL, else OAUTH_PORT /
+ * ENERGY_PORT, else the ports the running `pnpm start` announced, else the default ports.
+ */
+const DEFAULT_ISSUER =
+  process.env.ENERGY_OAUTH_ISSUER ?? serviceUrl({ name: 'oauth', portEnv: 'OAUTH_PORT', defaultPort: 3000 })
+const DEFAULT_DATA_URL = process.env.ENERGY_URL ?? serviceUrl(energyService)
 
 const commands: Record<string, Command<Context>> = {
   login: {
@@ -154,7 +159,7 @@ runCommandLine({
     const config = loadEnergyConfig()
     const database = await openMigratedDatabase<EnergyDatabase>(energyService, config)
     return {
-      context: { db: database.db, pool: database.pool, baseUrl: `http://${config.HOST}:${config.ENERGY_PORT}` },
+      context: { db: database.db, pool: database.pool, baseUrl: serviceUrl(energyService) },
       close: () => database.close(),
     }
   },

@@ -224,6 +224,19 @@ describe('pnpm oauth: the shared command-line shape', () => {
     }
   })
 
+  it('--help (or help, -h) prints the usage on stdout and exits 0; after a command, that command alone', async () => {
+    for (const flag of ['--help', '-h', 'help']) {
+      const result = await runServiceCommand(oauthService, [flag], { env: cliEnv(server.database.url) })
+      expect(result.code, flag).toBe(0)
+      expect(result.stdout).toContain('usage: pnpm oauth <command>')
+      expect(result.stdout).toContain('app:update --client-id ID')
+      expect(result.stderr).toBe('')
+    }
+    const one = await runServiceCommand(oauthService, ['pat:create', '--help'], { env: cliEnv(server.database.url) })
+    expect(one.code).toBe(0)
+    expect(one.stdout).toMatch(/^usage: pnpm oauth pat:create --username/)
+  })
+
   it('an invalid value is a usage mistake; something in the way (a taken name) a failure', async () => {
     const invalid = await oauth('user:create', '--username', 'bad name', '--password', 'long enough password')
     expect(invalid.status).toBe(2)

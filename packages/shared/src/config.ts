@@ -7,14 +7,18 @@ export class ConfigError extends Error {
   override name = 'ConfigError'
 }
 
+/** Defaults of the variables below that processes other than the services also read. */
+export const DEFAULT_HOST = '127.0.0.1'
+export const DEFAULT_DATA_DIR = '.data'
+
 /** Variables both services read. */
 export const CommonConfig = {
-  HOST: Type.String({ default: '127.0.0.1', minLength: 1, description: 'Interface to listen on' }),
+  HOST: Type.String({ default: DEFAULT_HOST, minLength: 1, description: 'Interface to listen on' }),
   LOG_LEVEL: Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
     { default: 'info' },
   ),
-  DATA_DIR: Type.String({ default: '.data', description: 'Where the embedded database keeps its files' }),
+  DATA_DIR: Type.String({ default: DEFAULT_DATA_DIR, description: 'Where the embedded database keeps its files' }),
   MIGRATE_ON_START: Type.Optional(Type.Boolean({ description: 'Apply pending migrations before listening' })),
   METRICS_TOKEN: Type.Optional(
     Type.String({

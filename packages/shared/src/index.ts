@@ -49,3 +49,4 @@ export {
   type SpawnOptions,
   spawnService,
 } from './service/launch.ts'
+export { announceStack, runningStack, type StackAnnouncement, serviceUrl, stackFile } from './service/running-stack.ts'

@@ -12,6 +12,7 @@ import { dirname, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { oauthService } from '@campus/oauth-server/service'
 import {
+  announceStack,
   launchService,
   runMain,
   type ServiceDatabase,
@@ -207,6 +208,8 @@ runMain(async () => {
     await stopAll(1)
   }
   if (stopping) return
+  // command lines that are clients of the services (pnpm demo, pnpm energy login/export) find them here
+  announceStack(config.DATA_DIR, serviceUrls(config))
 
   // The demo user, application and key, then the one block to copy from; the demo data is
   // seeded afterwards while the services already answer.

@@ -1,11 +1,13 @@
 /**
  * The demo details the first start makes (a user and its password, a public application, an API
  * key), kept in `<DATA_DIR>/demo.json` (readable by its owner only) so `pnpm demo` can show
- * them again, and the one "Try it" block that shows them.
+ * them again, and the one "Try it" block that shows them. Each service's details are kept
+ * under the database they belong to (the embedded one, or a server's URL without its
+ * password): a start on another database neither shows nor overwrites them.
  */
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { resolve } from 'node:path'
-import { serviceEndpoints } from '@campus/shared'
+import { type ServiceDescriptor, serviceEndpoints } from '@campus/shared'
 import type { StackConfig } from './services.ts'
 import { services } from './services.ts'
 
@@ -14,16 +16,57 @@ export interface DemoDetails {
   energy?: { key: string }
 }
 
-export const demoFile = (config: { DATA_DIR: string }): string => resolve(config.DATA_DIR, 'demo.json')
+type ServiceName = keyof DemoDetails
 
-export function readDemoDetails(config: { DATA_DIR: string }): DemoDetails {
-  const file = demoFile(config)
-  return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as DemoDetails) : {}
+/** demo.json: the details of each database, by `databaseIdentity`. */
+interface DemoFile {
+  byDatabase: Record<string, DemoDetails>
 }
 
-export function writeDemoDetails(config: { DATA_DIR: string }, details: DemoDetails): void {
+export const demoFile = (config: { DATA_DIR: string }): string => resolve(config.DATA_DIR, 'demo.json')
+
+/** `embedded`, or the URL of the service's database server without its password. */
+export function databaseIdentity(descriptor: ServiceDescriptor, config: StackConfig): string {
+  const url = serviceEndpoints(descriptor, config).databaseUrl
+  if (!url) return 'embedded'
+  const identity = new URL(url)
+  identity.password = ''
+  return identity.toString()
+}
+
+function readDemoFile(config: StackConfig): DemoFile {
   const file = demoFile(config)
-  writeFileSync(file, `${JSON.stringify(details, null, 2)}\n`, { mode: 0o600 })
+  const parsed = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Partial<DemoFile>) : {}
+  // a file without `byDatabase` says of no database whose details it holds: they are not shown
+  return { byDatabase: parsed.byDatabase ?? {} }
+}
+
+const serviceNames = services.map((d) => d.name as ServiceName)
+const descriptorOf = (name: ServiceName) => services.find((d) => d.name === name)!
+
+/** The details that belong to the databases the configuration names. */
+export function readDemoDetails(config: StackConfig): DemoDetails {
+  const { byDatabase } = readDemoFile(config)
+  const details: DemoDetails = {}
+  for (const name of serviceNames) {
+    const found = byDatabase[databaseIdentity(descriptorOf(name), config)]?.[name]
+    if (found) Object.assign(details, { [name]: found })
+  }
+  return details
+}
+
+/** Records `details` under the databases the configuration names, keeping those of others. */
+export function writeDemoDetails(config: StackConfig, details: DemoDetails): void {
+  const contents = readDemoFile(config)
+  for (const name of serviceNames) {
+    const identity = databaseIdentity(descriptorOf(name), config)
+    const entry = { ...contents.byDatabase[identity] }
+    if (details[name]) Object.assign(entry, { [name]: details[name] })
+    else delete entry[name]
+    contents.byDatabase[identity] = entry
+  }
+  const file = demoFile(config)
+  writeFileSync(file, `${JSON.stringify(contents, null, 2)}\n`, { mode: 0o600 })
   chmodSync(file, 0o600)
 }
 
@@ -33,9 +76,16 @@ export function serviceUrls(config: StackConfig): Record<string, string> {
   return Object.fromEntries(services.map((d) => [d.name, `http://${host}:${serviceEndpoints(d, config).port}`]))
 }
 
-/** Plain lines, no prefixes: made to be read and copied. */
-export function tryItBlock(config: StackConfig, details: DemoDetails): string {
-  const { oauth, energy } = serviceUrls(config)
+/**
+ * Plain lines, no prefixes: made to be read and copied. `urls`: where the services answer (by
+ * default where the configuration says; `pnpm demo` passes those the running stack announced).
+ */
+export function tryItBlock(
+  config: StackConfig,
+  details: DemoDetails,
+  urls: Record<string, string> = serviceUrls(config),
+): string {
+  const { oauth, energy } = urls
   const rows: Array<[string, string]> = [
     [
       'Sign in',

@@ -128,6 +128,10 @@ describe('pnpm start', () => {
       expect(again.status).toBe(0)
       expect(again.stdout.trim()).toBe(block.trim())
       expect(statSync(join(env.DATA_DIR!, 'demo.json')).mode & 0o777).toBe(0o600)
+      // ...with the addresses the running stack announced, from a shell that does not know its ports
+      const { OAUTH_PORT: _o, ENERGY_PORT: _e, ...portless } = env
+      const elsewhere = spawnSync(NODE[0]!, [...NODE.slice(1), src('demo.ts')], { env: portless, encoding: 'utf8' })
+      expect(elsewhere.stdout.trim()).toBe(block.trim())
     } finally {
       child.kill('SIGINT')
     }

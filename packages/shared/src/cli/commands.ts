@@ -64,6 +64,8 @@ export function requiredFlag(value: unknown, name: string): string {
   return value
 }
 
+const HELP = new Set(['--help', '-h', 'help'])
+
 function usageText<Context>(program: string, commands: Record<string, Command<Context>>): string {
   return `usage: ${program} <command>\n${Object.values(commands)
     .map((c) => `  ${c.usage}`)
@@ -84,6 +86,15 @@ export async function runCommandLine<Context>(options: {
   const [name, ...args] = options.argv ?? process.argv.slice(2)
   const usage = usageText(options.program, options.commands)
   const command = name && Object.hasOwn(options.commands, name) ? options.commands[name] : undefined
+  // asked for: the usage on stdout, exit 0 (a mistake gets it on stderr, exit 2)
+  if (name !== undefined && HELP.has(name)) {
+    process.stdout.write(`${usage}\n`)
+    process.exit(0)
+  }
+  if (command && args.some((arg) => HELP.has(arg))) {
+    process.stdout.write(`usage: ${options.program} ${command.usage}\n`)
+    process.exit(0)
+  }
   if (!command) {
     process.stderr.write(`${name ? `error: unknown command ${name}\n` : ''}${usage}\n`)
     process.exit(EXIT_USAGE)
