@@ -3,7 +3,7 @@
  * standard client (oauth4webapi): "Sign in" runs the authorization-code flow with PKCE and shows
  * /api/v4/user; "Implicit flow" gets a token in the URL fragment, which a page script reads.
  *
- *   ISSUER=http://127.0.0.1:3000 CLIENT_ID=... CLIENT_SECRET=... PORT=0 pnpm --filter @campus/example-oauth-web-client start
+ *   CLIENT_ID=... CLIENT_SECRET=... [ISSUER=http://127.0.0.1:3000] [PORT=8080] npm run example:web-client
  *
  * Register the application with the redirect URIs http://127.0.0.1/callback and
  * http://127.0.0.1/implicit/callback (loopback redirects may use any port) and scope read_user.
@@ -183,11 +183,17 @@ export async function startExample(options: ExampleOptions): Promise<{ url: stri
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
+  if (!process.env.CLIENT_ID) {
+    console.error(
+      'CLIENT_ID is required (and CLIENT_SECRET for a confidential application): see README.md beside this file',
+    )
+    process.exit(2)
+  }
   const example = await startExample({
     issuer: process.env.ISSUER ?? 'http://127.0.0.1:3000',
-    clientId: process.env.CLIENT_ID ?? '',
+    clientId: process.env.CLIENT_ID,
     clientSecret: process.env.CLIENT_SECRET,
-    port: Number(process.env.PORT ?? 0),
+    port: Number(process.env.PORT ?? 8080),
   })
   console.log(`example client at ${example.url}`)
 }

@@ -2,8 +2,8 @@
  * Serves the single-page application (public/) as any static host would, plus `config.js` with
  * where the services are. Nothing of the OAuth flow runs here: the browser does it all.
  *
- *   ISSUER=http://127.0.0.1:3000 CLIENT_ID=... DATA_API=http://127.0.0.1:8000 API_KEY=... PORT=5173 \
- *     pnpm --filter @campus/example-spa start
+ *   CLIENT_ID=... API_KEY=... [ISSUER=http://127.0.0.1:3000] [DATA_API=http://127.0.0.1:8000] [PORT=5173] \
+ *     npm run example:spa
  *
  * Register a public application (no secret) with the redirect URI http://127.0.0.1/callback
  * (loopback redirects may use any port) and scope read_user; create an API key with /data/*.
@@ -57,15 +57,18 @@ export async function startSpa(options: SpaOptions): Promise<{ url: string; clos
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const env = (name: string) => {
-    const value = process.env[name]
-    if (!value) throw new Error(`${name} is required`)
+  const env = (name: string, fallback?: string) => {
+    const value = process.env[name] || fallback
+    if (!value) {
+      console.error(`${name} is required: see README.md beside this file`)
+      process.exit(2)
+    }
     return value
   }
   const spa = await startSpa({
-    issuer: env('ISSUER'),
+    issuer: env('ISSUER', 'http://127.0.0.1:3000'),
     clientId: env('CLIENT_ID'),
-    dataApi: env('DATA_API'),
+    dataApi: env('DATA_API', 'http://127.0.0.1:8000'),
     apiKey: env('API_KEY'),
     port: Number(process.env.PORT ?? 5173),
   })
