@@ -107,3 +107,33 @@ describe('health probes', () => {
     expect(hostile.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/)
   })
 })
+
+describe('probe logging', () => {
+  it('a probe answered OK is logged at debug, not info; other requests at info', async () => {
+    const testDb = await createTestDatabase<unknown>('probelog', migrationsDir)
+    const lines: Array<{ level: number; req?: { url: string } }> = []
+    const options = serverOptions('test', 'info')
+    const app = Fastify({
+      ...options,
+      logger: { ...(options.logger as object), stream: { write: (line: string) => lines.push(JSON.parse(line)) } },
+    })
+    try {
+      await registerPlatform(app, {
+        service: 'test',
+        errors,
+        db: testDb.db,
+        migrations: readMigrations(migrationsDir),
+        openapi: { info: { title: 'test', version: '0.0.0' } },
+      })
+      await migrate(testDb.db, readMigrations(migrationsDir))
+      expect((await app.inject('/health/live')).statusCode).toBe(200)
+      expect((await app.inject('/health/ready')).statusCode).toBe(200)
+      expect((await app.inject('/nowhere')).statusCode).toBe(404)
+      const logged = lines.filter((l) => l.req).map((l) => l.req?.url)
+      expect(logged).toEqual(['/nowhere'])
+    } finally {
+      await app.close()
+      await testDb.close()
+    }
+  })
+})

@@ -38,6 +38,7 @@ export function registerHealth<DB>(
   app.get(
     '/health/live',
     {
+      config: { probe: true },
       schema: {
         tags,
         summary: 'Liveness probe',
@@ -50,6 +51,7 @@ export function registerHealth<DB>(
   app.get(
     '/health/ready',
     {
+      config: { probe: true },
       schema: {
         tags,
         summary: 'Readiness probe',

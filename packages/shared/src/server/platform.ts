@@ -101,7 +101,9 @@ export async function registerPlatform<DB>(app: FastifyInstance, options: Platfo
   })
   app.addHook('onResponse', (request, reply, done) => {
     if (request.is404) metrics.recordUnmatched(request, reply)
-    request.log.info(
+    // a probe answered OK is routine (an orchestrator asks every few seconds): debug, not info
+    const routine = reply.statusCode < 400 && (request.routeOptions.config as { probe?: boolean }).probe === true
+    request.log[routine ? 'debug' : 'info'](
       { req: request, res: { statusCode: reply.statusCode }, responseTime: reply.elapsedTime },
       'request',
     )
