@@ -68,6 +68,15 @@ function sendError(reply: FastifyReply, error: HttpError) {
 }
 
 /**
+ * Swagger UI sets one inline style attribute while it loads, which `style-src 'self'` blocks
+ * (a console error on every visit): this allows that one by its hash (as the browser reports
+ * it), nothing else inline. The browser test of /docs fails on any other refused style.
+ */
+const SWAGGER_UI_INLINE_STYLE = "'sha256-RL3ie0nH+Lzz2YNqQN83mnU0J1ot4QL7b99vMdIX99w='"
+const swaggerStyleAllowed = (header: string) =>
+  header.replace("style-src 'self'", `style-src 'self' 'unsafe-hashes' ${SWAGGER_UI_INLINE_STYLE}`)
+
+/**
  * What both services share around their routes: one error handler, request ids,
  * OpenAPI (`/openapi.json`, Swagger UI at `/docs`), `/metrics` and the health probes.
  * Register it first, then the service's routes, in the same encapsulation context.
@@ -146,12 +155,11 @@ export async function registerPlatform<DB>(app: FastifyInstance, options: Platfo
   await app.register(swaggerUi, {
     routePrefix: '/docs',
     staticCSP: true,
+    transformStaticCSP: (header: string) =>
+      // default-src 'self' would keep the token request from the OAuth server
+      swaggerStyleAllowed(header) + (oauth ? ` connect-src 'self' ${new URL(oauth.issuer).origin};` : ''),
     ...(oauth
-      ? {
-          initOAuth: { clientId: oauth.clientId, scopes: oauth.scopes, usePkceWithAuthorizationCodeGrant: true },
-          // default-src 'self' would keep the token request from the OAuth server
-          transformStaticCSP: (header: string) => `${header} connect-src 'self' ${new URL(oauth.issuer).origin};`,
-        }
+      ? { initOAuth: { clientId: oauth.clientId, scopes: oauth.scopes, usePkceWithAuthorizationCodeGrant: true } }
       : {}),
   })
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())

@@ -106,6 +106,7 @@ describeInBrowser('dashboard sign-in in Chromium', () => {
   it("authorizes Swagger UI by code + PKCE: its Authorize button's token calls a key-protected endpoint", async () => {
     const context = await browser.newContext()
     const page = await context.newPage()
+    const refused = refusedByPolicy(page)
     await page.goto(`${energy.url}/docs`)
     await page.locator('button.authorize').first().click()
     const dialog = page.locator('.modal-ux')
@@ -144,6 +145,21 @@ describeInBrowser('dashboard sign-in in Chromium', () => {
     expect(await answer.json()).toEqual({ status: 'authenticated', user: 'dana' })
     await expect.poll(() => operation.locator('.live-responses-table tbody').textContent()).toContain('"user": "dana"')
     await screenshot(page, 'swagger-authorized')
+    // the page's security policy refused nothing it needs, here or on the OAuth server's /docs
+    const oauthDocs = await context.newPage()
+    const refusedThere = refusedByPolicy(oauthDocs)
+    await oauthDocs.goto(`${oauth.url}/docs`)
+    await oauthDocs.locator('.opblock').first().waitFor()
+    expect([...refused, ...refusedThere]).toEqual([])
     await context.close()
   })
 })
+
+/** Console errors of `page` saying its Content Security Policy refused something, as they come. */
+function refusedByPolicy(page: Page): string[] {
+  const refused: string[] = []
+  page.on('console', (message) => {
+    if (message.type() === 'error' && message.text().includes('Content Security Policy')) refused.push(message.text())
+  })
+  return refused
+}
