@@ -9,7 +9,8 @@
  * missing or pnpm-lock.yaml changed since the last install). Then it runs COMMAND (`node` is the
  * chosen Node) with .tools and node_modules/.bin first on PATH, forwarding arguments, standard
  * streams, signals and the exit status. With everything in place it reads two small files and
- * hashes the lockfile: no noticeable delay.
+ * hashes the lockfile: no noticeable delay. A `.env` file at the root, when there, sets the
+ * variables the shell does not.
  *
  * Plain JavaScript on purpose: it must run on the machine's Node (18 or later) without flags,
  * before any TypeScript-capable Node or package exists.
@@ -91,6 +92,18 @@ const npm = () =>
 function npmInstall(prefix, spec, env) {
   const [command, ...before] = npm()
   quiet(command, [...before, 'install', '--prefix', prefix, spec, '--no-audit', '--no-fund', '--loglevel=error'], env)
+}
+
+// 0. A .env file at the root, as many projects keep one: its variables for every command, except
+//    those the shell sets (they win). One line says so, on stderr.
+const dotenv = join(root, '.env')
+if (existsSync(dotenv)) {
+  if (typeof process.loadEnvFile === 'function') {
+    process.loadEnvFile(dotenv)
+    process.stderr.write('Variables from .env (those set in the shell win)\n')
+  } else {
+    process.stderr.write(`.env not read: Node ${process.versions.node} cannot (20.12 or later can)\n`)
+  }
 }
 
 const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'))

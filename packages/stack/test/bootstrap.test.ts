@@ -4,6 +4,9 @@
  * nothing, and behaves as the command it runs: arguments, output, exit status and signals.
  */
 import { spawn, spawnSync } from 'node:child_process'
+import { copyFileSync, mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { beforeAll, describe, expect, it } from 'vitest'
 
@@ -47,5 +50,24 @@ describe('scripts/bootstrap.mjs', () => {
     )
     expect(code).toBeNull()
     expect(signal).toBe('SIGTERM')
+  })
+
+  it('reads a .env file at the root: its variables for the command, those of the shell winning', () => {
+    // a copy of the project's root (its packages linked), so the real root keeps no .env
+    const root = mkdtempSync(join(tmpdir(), 'bootstrap-env-'))
+    const real = (path: string) => fileURLToPath(new URL(`../../../${path}`, import.meta.url))
+    mkdirSync(join(root, 'scripts'))
+    copyFileSync(BOOTSTRAP, join(root, 'scripts', 'bootstrap.mjs'))
+    for (const file of ['package.json', 'pnpm-lock.yaml']) copyFileSync(real(file), join(root, file))
+    symlinkSync(real('node_modules'), join(root, 'node_modules'))
+    writeFileSync(join(root, '.env'), 'FROM_FILE=file\nBOTH=file\n')
+    const result = spawnSync(
+      process.execPath,
+      [join(root, 'scripts', 'bootstrap.mjs'), 'node', '-e', 'console.log(process.env.FROM_FILE, process.env.BOTH)'],
+      { encoding: 'utf8', env: { ...process.env, BOTH: 'shell' } },
+    )
+    expect(result.stdout).toBe('file shell\n')
+    expect(result.stderr).toBe('Variables from .env (those set in the shell win)\n')
+    expect(result.status).toBe(0)
   })
 })
