@@ -5,7 +5,8 @@ const NO_SUCH_DATABASE = '3D000'
 /** "insufficient privilege": the role may not create databases. */
 const NOT_ALLOWED = '42501'
 
-const quote = (identifier: string) => `"${identifier.replace(/"/g, '""')}"`
+/** An identifier (a database's name) as SQL text. */
+export const quoteIdentifier = (identifier: string): string => `"${identifier.replace(/"/g, '""')}"`
 
 /**
  * Creates the database `url` names when the server answers that it does not exist, connecting
@@ -29,7 +30,7 @@ export async function createDatabaseIfMissing(url: string): Promise<boolean> {
   const admin = new pg.Client({ connectionString: maintenance.toString() })
   try {
     await admin.connect()
-    await admin.query(`create database ${quote(name)}`)
+    await admin.query(`create database ${quoteIdentifier(name)}`)
     return true
   } catch (error) {
     const role = decodeURIComponent(target.username) || 'your role'

@@ -4,6 +4,7 @@ import pg from 'pg'
 import { createDatabase, type Database } from '../db/database.ts'
 import { startEmbeddedPostgres } from '../db/embedded-server.ts'
 import { migrate, readMigrations } from '../db/migrator.ts'
+import { quoteIdentifier } from '../db/provision.ts'
 
 export type TestDatabaseKind = 'postgres' | 'testcontainers' | 'pglite'
 
@@ -13,9 +14,7 @@ export interface TestDatabase<DB> extends Database<DB> {
   close(): Promise<void>
 }
 
-function quote(identifier: string): string {
-  return `"${identifier.replace(/"/g, '""')}"`
-}
+const quote = quoteIdentifier
 
 function withDatabase(url: string, name: string): string {
   const u = new URL(url)
