@@ -1,9 +1,11 @@
 /**
  * Checking who someone is, in one place for the sign-in pages, the password grant and the pages
- * that ask for the password again: the throttle is consulted first and counts every failure
- * per account and per client address; an unknown login costs the time of a real verification;
- * the account's counter is cleared only when a sign-in completes (after the second factor, if
- * the account has one), so the right password alone never buys more guesses at the code.
+ * that ask for a secret again: every attempt is counted per account and per client address
+ * before it is checked (atomically, so a burst of simultaneous guesses gets no more checks than
+ * the limit) and given back when it was right; an unknown login costs the time of a real
+ * verification; the account's counter is cleared only when a sign-in completes (after the
+ * second factor, if the account has one), so the right password alone never buys more guesses
+ * at the code.
  */
 import type { User } from './db/schema.ts'
 import { looksLikeRecoveryCode, recoveryCodeDigest } from './domain/recovery-codes.ts'
@@ -31,8 +33,8 @@ export type CredentialCheck =
 
 /**
  * The password step. `twoFactor: 'refuse'` (the password grant, as GitLab) refuses an account
- * with two-factor authentication before its password is checked, so the answer confirms
- * nothing, and counts nothing since nothing was tried.
+ * with two-factor authentication without checking its password, with the answer and the count
+ * of a wrong password, so neither tells that the account has a second factor.
  */
 export async function checkPassword(
   services: Services,
@@ -40,23 +42,21 @@ export async function checkPassword(
 ): Promise<CredentialCheck> {
   const user = input.login ? await findUserByLogin(services.db, input.login) : undefined
   const account = throttleAccount(user, input.login)
-  const wait = await services.throttle.blocked(account, input.ip)
+  const wait = await services.throttle.attempt(account, input.ip)
   if (wait !== undefined) return { outcome: 'throttled', wait }
   if (input.twoFactor === 'refuse' && user?.otp_secret) {
     // a verification against no hash keeps the time the same
     await verifyPassword(undefined, input.password)
     return { outcome: 'refused' }
   }
-  if (!(await verifyPassword(user?.password_hash, input.password)) || !user) {
-    await services.throttle.failed(account, input.ip)
-    return { outcome: 'refused' }
-  }
+  if (!(await verifyPassword(user?.password_hash, input.password)) || !user) return { outcome: 'refused' }
+  await services.throttle.refund(account, input.ip)
   if (user.locked) return { outcome: 'locked' }
   if (user.otp_secret) return { outcome: 'second_factor', user }
   return { outcome: 'accepted', user }
 }
 
-/** A signed-in or half signed-in user proves something again: throttled and counted like a sign-in. */
+/** A signed-in or half signed-in user proves something again: counted like a sign-in. */
 async function checkOwnAccount(
   services: Services,
   user: User,
@@ -64,12 +64,10 @@ async function checkOwnAccount(
   proves: () => Promise<boolean>,
 ): Promise<CredentialCheck> {
   const account = throttleAccount(user, user.username)
-  const wait = await services.throttle.blocked(account, ip)
+  const wait = await services.throttle.attempt(account, ip)
   if (wait !== undefined) return { outcome: 'throttled', wait }
-  if (!(await proves())) {
-    await services.throttle.failed(account, ip)
-    return { outcome: 'refused' }
-  }
+  if (!(await proves())) return { outcome: 'refused' }
+  await services.throttle.refund(account, ip)
   return { outcome: 'accepted', user }
 }
 

@@ -1,31 +1,40 @@
 import { randomBytes } from 'node:crypto'
 import { needsService } from '@campus/shared/testing'
-import { afterAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createUser } from '../src/accounts.ts'
 import { totp } from '../src/domain/totp.ts'
 import { memoryThrottle, redisThrottle, type Throttle } from '../src/throttle.ts'
 import { Browser, formFields, PASSWORD, postForm, seed, startServer, type TestServer } from './helpers.ts'
+import { getPage, signedIn, submit } from './pages-helpers.ts'
 
 const limits = { accountLimit: 2, ipLimit: 3, windowSeconds: 30 }
 const redisUrl = process.env.REDIS_URL || 'redis://127.0.0.1:6379'
 const redisUp = await needsService('Redis throttle test', 'REDIS_URL', redisUrl)
 
 async function behaves(throttle: Throttle) {
-  expect(await throttle.blocked('alice', '10.0.0.1')).toBeUndefined()
-  await throttle.failed('alice', '10.0.0.1')
-  await throttle.failed('Alice', '10.0.0.2')
-  // account limit reached (names compare case-insensitively), from any IP
-  const wait = await throttle.blocked('alice', '10.0.0.9')
+  expect(await throttle.attempt('alice', '10.0.0.1')).toBeUndefined()
+  expect(await throttle.attempt('Alice', '10.0.0.2')).toBeUndefined()
+  // account limit reached (names compare case-insensitively), from any IP: nothing more is checked
+  const wait = await throttle.attempt('alice', '10.0.0.9')
   expect(wait).toBeGreaterThan(0)
   expect(wait).toBeLessThanOrEqual(30)
   await throttle.succeeded('alice')
-  expect(await throttle.blocked('alice', '10.0.0.9')).toBeUndefined()
-  // IP limit: three failures from one IP block every account from it
-  for (const name of ['b', 'c', 'd']) await throttle.failed(name, '10.0.0.3')
-  expect(await throttle.blocked('zed', '10.0.0.3')).toBeGreaterThan(0)
-  expect(await throttle.blocked('zed', '10.0.0.4')).toBeUndefined()
+  expect(await throttle.attempt('alice', '10.0.0.9')).toBeUndefined()
+  // an attempt that was right is given back: it counts nothing
+  for (let i = 0; i < 5; i++) {
+    expect(await throttle.attempt('erin', '10.0.0.5')).toBeUndefined()
+    await throttle.refund('erin', '10.0.0.5')
+  }
+  // IP limit: three attempts from one IP block every account from it
+  for (const name of ['b', 'c', 'd']) expect(await throttle.attempt(name, '10.0.0.3')).toBeUndefined()
+  expect(await throttle.attempt('zed', '10.0.0.3')).toBeGreaterThan(0)
+  expect(await throttle.attempt('zed', '10.0.0.4')).toBeUndefined()
+  // attempts arriving together are counted one by one: the limit's worth get through, no more
+  const burst = await Promise.all(Array.from({ length: 20 }, (_, i) => throttle.attempt('frank', `10.0.1.${i}`)))
+  expect(burst.filter((w) => w === undefined)).toHaveLength(2)
 }
 
-describe('throttling of failed sign-ins per account and per IP', () => {
+describe('attempt limits per account and per IP, counted before the check', () => {
   const closers: Throttle[] = []
   afterAll(async () => {
     for (const t of closers) await t.close()
@@ -139,5 +148,76 @@ describe('the per-IP limit behind a reverse proxy (OAUTH_TRUSTED_PROXIES)', () =
     } finally {
       await server.close()
     }
+  })
+})
+
+/**
+ * A burst of simultaneous guesses gets no more checks than the limit: each attempt is counted
+ * before its secret is checked (an argon2 verification takes long enough for a burst to pass a
+ * check-then-count limit entirely).
+ */
+describe('attempt limits hold under a burst of simultaneous guesses', () => {
+  const LIMIT = 10
+  let server: TestServer
+  let fixtures: Awaited<ReturnType<typeof seed>>
+  beforeAll(async () => {
+    server = await startServer({ throttle: { accountLimit: LIMIT, ipLimit: 10_000, windowSeconds: 60 } })
+    fixtures = await seed(server.db, server.settings.secretKey)
+    await createUser(server.db, { username: 'dave', password: PASSWORD })
+  })
+  afterAll(async () => server?.close())
+
+  const tally = (statuses: number[]) => ({
+    checked: statuses.filter((s) => s !== 429).length,
+    throttled: statuses.filter((s) => s === 429).length,
+  })
+
+  it('password grant: 40 at once with the right password last, at most the limit checked and the right one refused', async () => {
+    const grant = (password: string) =>
+      postForm(server.url, '/oauth/token', { grant_type: 'password', username: 'alice', password })
+    const wrong = Array.from({ length: 39 }, (_, i) => grant(`wrong password ${i}`))
+    const right = grant(PASSWORD)
+    const answers = await Promise.all([...wrong, right])
+    const { checked, throttled } = tally(answers.map((a) => a.status))
+    expect(checked).toBeLessThanOrEqual(LIMIT)
+    expect(throttled).toBeGreaterThanOrEqual(40 - LIMIT)
+    // the right password reached no check: refused like the rest once the limit was reached
+    const last = answers[answers.length - 1]!
+    expect([last.status, last.body.error]).toEqual([429, 'temporarily_unavailable'])
+  })
+
+  it('sign-in page: 80 posts at once, at most the limit checked', async () => {
+    const browser = new Browser(server.url)
+    const fields = formFields(await (await browser.request('/users/sign_in')).text())
+    const answers = await Promise.all(
+      Array.from({ length: 80 }, (_, i) =>
+        browser.request('/users/sign_in', { form: { ...fields, username: 'carol', password: `guess ${i}` } }),
+      ),
+    )
+    const { checked } = tally(answers.map((a) => a.status))
+    expect(checked).toBeLessThanOrEqual(LIMIT)
+  })
+
+  it('an account with a second factor meets the same limit through the password grant (nothing tells it has one)', async () => {
+    const grant = (password: string) =>
+      postForm(server.url, '/oauth/token', { grant_type: 'password', username: 'bob', password })
+    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => grant(`wrong ${i}`)))
+    const { checked, throttled } = tally(answers.map((a) => a.status))
+    expect(checked).toBe(LIMIT)
+    expect(throttled).toBe(20 - LIMIT)
+    expect(fixtures.bob.otpSecret).toBeTruthy()
+  })
+
+  it('device user codes: 100 guesses at once, at most the limit checked', async () => {
+    const browser = await signedIn(server.url, 'dave', PASSWORD)
+    const form = await getPage(browser, '/oauth/device')
+    const answers = await Promise.all(
+      Array.from({ length: 100 }, (_, i) =>
+        submit(browser, '/oauth/device', { csrf_token: form.csrf, user_code: `WXYZ-${String(i).padStart(4, '0')}` }),
+      ),
+    )
+    const { checked, throttled } = tally(answers.map((a) => a.status))
+    expect(checked).toBeLessThanOrEqual(LIMIT)
+    expect(throttled).toBeGreaterThanOrEqual(100 - LIMIT)
   })
 })

@@ -25,6 +25,8 @@ describe('parallel secret renewals', () => {
       redirect_uris: 'https://app.example/cb',
       confidential: '1',
       scopes: ['read_user'],
+      // the password grant below tries the secret in force
+      password_grant: '1',
     })
     const path = created.location as string
     const shown = await getPage(browser, path)
