@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createApplication } from '../src/accounts.ts'
+import { createApplication, createUser } from '../src/accounts.ts'
 import { buildApp } from '../src/app.ts'
 import { defaultSettings } from '../src/config.ts'
 import { totp } from '../src/domain/totp.ts'
@@ -421,6 +421,40 @@ describe('RFC 9700 4.16 / 4.4: pages resist framing, CSRF and open redirects', (
     })
     expect(res.status).toBe(303)
     expect(res.headers.get('location')).toBe('/profile')
+  })
+
+  it('return_to reaches the Location header percent-encoded, whatever was typed, never as a 500', async () => {
+    const cases: Array<[string, string]> = [
+      ['/profile/☃', '/profile/%E2%98%83'],
+      ['/profile/a b', '/profile/a%20b'],
+      ['/profile/../admin/users', '/admin/users'],
+      ['/profile/../users/sign_out', '/profile'],
+      ['//evil.example/profile', '/profile'],
+    ]
+    for (const [typed, location] of cases) {
+      const browser = new Browser(server.url)
+      const fields = formFields(await (await browser.request('/users/sign_in')).text())
+      const res = await browser.request('/users/sign_in', { form: { ...fields, ...alice, return_to: typed } })
+      expect([typed, res.status, res.headers.get('location')]).toEqual([typed, 303, location])
+    }
+    // the same through the second factor (an account of its own: a TOTP step is used once)
+    const { otpSecret } = await createUser(server.db, {
+      username: 'return-to-2fa',
+      password: PASSWORD,
+      with2fa: true,
+      secretKey: server.settings.secretKey,
+    })
+    const browser = new Browser(server.url)
+    const fields = formFields(await (await browser.request('/users/sign_in')).text())
+    const first = await browser.request('/users/sign_in', {
+      form: { ...fields, username: 'return-to-2fa', password: PASSWORD, return_to: '/profile/☃' },
+    })
+    expect(first.headers.get('location')).toBe('/users/two_factor?return_to=%2Fprofile%2F%25E2%2598%2583')
+    const second = formFields(await (await browser.request(first.headers.get('location') as string)).text())
+    const done = await browser.request('/users/two_factor', {
+      form: { ...second, otp_attempt: totp(otpSecret as string) },
+    })
+    expect([done.status, done.headers.get('location')]).toEqual([303, '/profile/%E2%98%83'])
   })
 
   it('a wrong password goes back to the form with 303 and an error', async () => {

@@ -9,17 +9,32 @@ export function field(body: unknown, name: string): string | undefined {
   return typeof value === 'string' ? value : undefined
 }
 
-/** Only local pages may be returned to after sign-in: never an open redirect. */
+/** A base no request names: a value that resolves off it was not a local path. */
+const LOCAL = 'http://return-to.invalid'
+
+/**
+ * Only local pages may be returned to after sign-in: never an open redirect. The path comes back
+ * as the URL parser writes it (percent-encoded, dot segments resolved), fit for a Location
+ * header whatever was typed (`/profile/☃` becomes `/profile/%E2%98%83`).
+ */
 export function safeReturnTo(value: string | undefined): string {
-  if (!value) return '/profile'
+  if (!value || value.includes('\\') || /[\r\n]/.test(value) || !value.startsWith('/')) return '/profile'
+  let url: URL
+  try {
+    url = new URL(value, LOCAL)
+  } catch {
+    return '/profile'
+  }
+  if (url.origin !== LOCAL) return '/profile'
+  const path = url.pathname + url.search
   const allowed =
-    value.startsWith('/oauth/authorize?') ||
-    value === '/oauth/device' ||
-    value.startsWith('/oauth/device?') ||
-    value === '/profile' ||
-    value.startsWith('/profile/') ||
-    value.startsWith('/admin/')
-  return allowed && !value.includes('\\') && !/[\r\n]/.test(value) ? value : '/profile'
+    path.startsWith('/oauth/authorize?') ||
+    path === '/oauth/device' ||
+    path.startsWith('/oauth/device?') ||
+    path === '/profile' ||
+    path.startsWith('/profile/') ||
+    path.startsWith('/admin/')
+  return allowed ? path : '/profile'
 }
 
 /** Checkbox lists arrive as one string or a list. */
