@@ -13,4 +13,16 @@ describe('log redaction', () => {
     expect(redactUrl('/api/v4/user')).toBe('/api/v4/user')
     expect(redactUrl('/x?%61ccess_token=abc')).toBe('/x?%61ccess_token=[REDACTED]')
   })
+
+  it('redacts inside a parameter that carries a URL of its own (a device code inside return_to)', () => {
+    const url = `/users/sign_in?return_to=${encodeURIComponent('/oauth/device?user_code=WXYZ-1234&x=1')}&error=invalid`
+    const redacted = redactUrl(url)
+    expect(redacted).not.toContain('WXYZ')
+    expect(decodeURIComponent(redacted)).toBe(
+      '/users/sign_in?return_to=/oauth/device?user_code=[REDACTED]&x=1&error=invalid',
+    )
+    // nothing to redact inside: the value is kept byte for byte
+    const plain = `/users/sign_in?return_to=${encodeURIComponent('/profile/applications?page=2')}`
+    expect(redactUrl(plain)).toBe(plain)
+  })
 })

@@ -36,7 +36,17 @@ export function redactUrl(url: string): string {
       } catch {
         // keep the raw name
       }
-      return SECRET_PARAMS.has(decoded.toLowerCase()) ? `${name}=[REDACTED]` : pair
+      if (SECRET_PARAMS.has(decoded.toLowerCase())) return `${name}=[REDACTED]`
+      // a value that is a URL of its own (return_to=/oauth/device?user_code=...) is redacted inside
+      let inner: string
+      try {
+        inner = decodeURIComponent(pair.slice(eq + 1).replace(/\+/g, ' '))
+      } catch {
+        return pair
+      }
+      if (eq < 0 || !inner.includes('?')) return pair
+      const redacted = redactUrl(inner)
+      return redacted === inner ? pair : `${name}=${encodeURIComponent(redacted)}`
     })
   return `${url.slice(0, q)}?${params.join('&')}`
 }
