@@ -30,7 +30,7 @@ import { signInRoutes } from './routes/sign-in.ts'
 import { signUpRoutes } from './routes/sign-up.ts'
 import { tokenRoutes } from './routes/token.ts'
 import { tokenInfoRoutes } from './routes/token-info.ts'
-import { oauthService } from './service.ts'
+import { OAUTH_SERVER_VERSION, oauthService } from './service.ts'
 import { NUL_FREE } from './text-parameters.ts'
 import type { Throttle } from './throttle.ts'
 
@@ -85,7 +85,7 @@ export async function buildApp(options: OAuthAppOptions): Promise<FastifyInstanc
     openapi: {
       info: {
         title: 'OAuth 2.0 authorization server',
-        version: '1.0.0',
+        version: OAUTH_SERVER_VERSION,
         description:
           'Authorization code (PKCE), implicit, password and refresh flows, and the /api/v4 surface. Bad, expired or revoked tokens get RFC 6750 401 invalid_token at /api/v4 and, as GitLab answers there, 400 invalid_request at /oauth/token/info.',
       },

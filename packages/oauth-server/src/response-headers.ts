@@ -1,9 +1,24 @@
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import { isHttpsIssuer, type OAuthSettings } from './config.ts'
 
 /** Two years; no includeSubDomains: the issuer's host speaks for itself, not for its siblings. */
 const HSTS_MAX_AGE = 63_072_000
 /** Answers with personal data or a token's effects. */
 const PRIVATE_PATHS = ['/api/v4/', '/oauth/userinfo']
+/** GitLab's API (Grape) sends this exact type, without a charset; python-gitlab compares it whole. */
+export const API_JSON = 'application/json'
+
+/**
+ * Route option of every /api/v4 route: its answers, errors included, go out as `API_JSON`.
+ * Fastify appends `; charset=utf-8` to any JSON type it serialises, so the type is set again
+ * once the body is made (JSON is UTF-8 by definition, RFC 8259).
+ */
+export const GITLAB_JSON = {
+  onSend: (_request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (err: null, p: unknown) => void) => {
+    reply.header('content-type', API_JSON)
+    done(null, payload)
+  },
+} as const
 
 /** The headers every answer of a path carries, errors included (the platform's `pathHeaders`). */
 export function oauthPathHeaders(

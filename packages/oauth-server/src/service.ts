@@ -3,6 +3,9 @@ import type { ServiceDescriptor } from '@campus/shared'
 
 const path = (relative: string) => fileURLToPath(new URL(relative, import.meta.url))
 
+/** This server's version: its OpenAPI document and `GET /api/v4/version` say it. */
+export const OAUTH_SERVER_VERSION = '1.0.0'
+
 /** What the stack, the tests and the benchmarks need to know to run this service. */
 export const oauthService: ServiceDescriptor = {
   name: 'oauth',

@@ -1,5 +1,4 @@
 /** The /api/v4 surface: scope enforcement is real on every route (GitLab's scope names). */
-import { JSON_UTF8 } from '@campus/shared'
 import type { FastifyReply } from 'fastify'
 import Type from 'typebox'
 import { authenticate, requireScope, withPrincipal } from '../api-auth.ts'
@@ -10,9 +9,18 @@ import { routePlugin } from '../oauth-app.ts'
 import { SMALL_ANSWERS } from '../oauth-endpoints.ts'
 import { listPersonalAccessTokens } from '../repositories/personal-access-tokens.ts'
 import { findUserById, updateProfile } from '../repositories/users.ts'
-import { ApiErrorResponses, ApiSecurity, CurrentUser, PersonalAccessTokenView, PublicUser } from '../schemas/api.ts'
+import { API_JSON, GITLAB_JSON } from '../response-headers.ts'
+import {
+  ApiErrorResponses,
+  ApiSecurity,
+  CurrentUser,
+  PersonalAccessTokenView,
+  PublicUser,
+  VersionView,
+} from '../schemas/api.ts'
 import { currentUser, personalAccessToken, publicUser } from '../schemas/api-views.ts'
 import { MessageBody, OAuthErrorBody } from '../schemas/oauth.ts'
+import { OAUTH_SERVER_VERSION } from '../service.ts'
 
 const TokenQuery = Type.Object(
   {
@@ -50,7 +58,7 @@ const currentUserTexts = new WeakMap<User, string>()
 
 /** Sends JSON text already serialised by the route's schema (typed replies take only values). */
 function sendText(reply: FastifyReply, text: string): void {
-  reply.type(JSON_UTF8).send(text)
+  reply.type(API_JSON).send(text)
 }
 
 export const apiRoutes = routePlugin('oauth-api-routes', (app) => {
@@ -58,6 +66,7 @@ export const apiRoutes = routePlugin('oauth-api-routes', (app) => {
     '/api/v4/user',
     {
       ...SMALL_ANSWERS,
+      ...GITLAB_JSON,
       schema: {
         tags: ['API'],
         summary: 'The current user (scope read_user, read_api or api)',
@@ -82,6 +91,7 @@ export const apiRoutes = routePlugin('oauth-api-routes', (app) => {
   app.put(
     '/api/v4/user',
     {
+      ...GITLAB_JSON,
       schema: {
         tags: ['API'],
         summary: "Update the current user's profile (scope api)",
@@ -107,6 +117,7 @@ export const apiRoutes = routePlugin('oauth-api-routes', (app) => {
   app.get(
     '/api/v4/users/:id',
     {
+      ...GITLAB_JSON,
       schema: {
         tags: ['API'],
         summary: 'A user by id (scope read_user, read_api or api)',
@@ -126,8 +137,29 @@ export const apiRoutes = routePlugin('oauth-api-routes', (app) => {
   )
 
   app.get(
+    '/api/v4/version',
+    {
+      ...GITLAB_JSON,
+      schema: {
+        tags: ['API'],
+        summary: "This server's version, as GitLab's GET /version (any signed-in token: read_user, read_api or api)",
+        security: ApiSecurity,
+        querystring: TokenQuery,
+        response: { 200: VersionView, ...ApiErrorResponses },
+      },
+    },
+    async (request) => {
+      // lib/api/version.rb: authenticate!, then the version; read_user may read it too
+      const principal = await authenticate(request, app)
+      requireScope(principal, scopesAllowing({ method: request.method, ...USERS_API }))
+      return { version: OAUTH_SERVER_VERSION, revision: 'unknown' }
+    },
+  )
+
+  app.get(
     '/api/v4/personal_access_tokens',
     {
+      ...GITLAB_JSON,
       schema: {
         tags: ['API'],
         summary: "The current user's personal access tokens (scope read_api or api)",

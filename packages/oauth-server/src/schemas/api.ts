@@ -45,6 +45,12 @@ export const PersonalAccessTokenView = Type.Object({
   expires_at: Nullable(Type.String({ format: 'date' })),
 })
 
+/** GitLab's `GET /version` (lib/api/version.rb): the version and the revision it was built from. */
+export const VersionView = Type.Object({
+  version: Type.String({ description: "This server's version (it is not a GitLab release)" }),
+  revision: Type.String({ description: 'The revision it was built from, or "unknown"' }),
+})
+
 /** 401 comes in two shapes: GitLab's message (nothing sent) or RFC 6750 invalid_token. */
 export const ApiErrorResponses = {
   401: Type.Union([MessageBody, OAuthErrorBody], { description: 'No token, or invalid_token (WWW-Authenticate)' }),
