@@ -47,7 +47,9 @@ export async function buildApp(options: EnergyAppOptions): Promise<FastifyInstan
     throw new Error(`ENERGY_TIMEZONE ${JSON.stringify(settings.zone)} is not an IANA time zone name`)
   }
   const app = Fastify(
-    serverOptions('energy-data', options.logLevel ?? 'silent', energyErrors),
+    serverOptions('energy-data', options.logLevel ?? 'silent', energyErrors, {
+      trustedProxies: settings.trustedProxies,
+    }),
   ).withTypeProvider<TypeBoxTypeProvider>()
 
   await app.register(settingsPlugin, { settings, now: options.now ?? Date.now })

@@ -1,4 +1,12 @@
-import { CommonConfig, ConfigError, DatabaseUrl, loadConfig, Port } from '@campus/shared'
+import {
+  CommonConfig,
+  ConfigError,
+  DatabaseUrl,
+  loadConfig,
+  Port,
+  parseAddressList,
+  TrustedProxies,
+} from '@campus/shared'
 import Type, { type Static } from 'typebox'
 import type { IntrospectionSettings } from './auth/introspection.ts'
 import { energyService } from './service.ts'
@@ -96,6 +104,7 @@ const EnergyConfigSchema = Type.Object({
   REDIS_URL: Type.Optional(
     Type.String({ pattern: '^rediss?://', description: 'Shared rate-limit counters; unset = per-process memory' }),
   ),
+  ENERGY_TRUSTED_PROXIES: TrustedProxies(),
 })
 
 function parseOrigins(value: string): string[] {
@@ -142,6 +151,8 @@ export interface EnergySettings {
   oauth?: IntrospectionSettings | undefined
   /** Origins whose scripts may read the answers (ENERGY_CORS_ORIGINS): any, or these. */
   corsOrigins: '*' | string[]
+  /** Reverse proxies whose X-Forwarded-For names the client (ENERGY_TRUSTED_PROXIES). */
+  trustedProxies: string[]
 }
 
 export function settingsFromConfig(config: EnergyConfig): EnergySettings {
@@ -158,6 +169,7 @@ export function settingsFromConfig(config: EnergyConfig): EnergySettings {
     metricsToken: config.METRICS_TOKEN,
     corsOrigins: config.ENERGY_CORS_ORIGINS.trim() === '*' ? '*' : parseOrigins(config.ENERGY_CORS_ORIGINS),
     oauth: oauthSettings(config),
+    trustedProxies: parseAddressList(config.ENERGY_TRUSTED_PROXIES),
   }
 }
 

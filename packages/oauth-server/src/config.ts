@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { AddressList, CommonConfig, DatabaseUrl, loadConfig, Port, parseAddressList } from '@campus/shared'
+import { CommonConfig, DatabaseUrl, loadConfig, Port, parseAddressList, TrustedProxies } from '@campus/shared'
 import Type, { type Static } from 'typebox'
 import { oauthService } from './service.ts'
 
@@ -45,9 +45,7 @@ export const OAuthConfigSchema = Type.Object({
     pattern: '^[A-Za-z0-9:_.-]{0,64}$',
     description: 'Prefix of the Redis keys (several deployments may share one Redis)',
   }),
-  OAUTH_TRUSTED_PROXIES: AddressList(
-    'Reverse proxies whose X-Forwarded-For is believed (the client address of throttling and logs); unset = none',
-  ),
+  OAUTH_TRUSTED_PROXIES: TrustedProxies(),
   OAUTH_THROTTLE_ACCOUNT_LIMIT: Type.Integer({ minimum: 1, default: 10, description: 'Failed sign-ins per account' }),
   OAUTH_THROTTLE_IP_LIMIT: Type.Integer({ minimum: 1, default: 50, description: 'Failed sign-ins per client IP' }),
   OAUTH_THROTTLE_WINDOW_SECONDS: Type.Integer({ minimum: 1, default: 900, description: 'Throttling window' }),

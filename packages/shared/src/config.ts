@@ -57,6 +57,17 @@ export const AddressList = (description: string) =>
     ),
   )
 
+/**
+ * `<SERVICE>_TRUSTED_PROXIES`, the same rule in every service: the reverse proxies whose
+ * X-Forwarded-For is believed, so that rate limits, throttles and logs see each client's own
+ * address (`serverOptions` turns the list into Fastify's `trustProxy`); unset, none is, and a
+ * client cannot choose its address by sending the header.
+ */
+export const TrustedProxies = () =>
+  AddressList(
+    'Reverse proxies whose X-Forwarded-For is believed (the client address of rate limits, throttling and logs); unset = none',
+  )
+
 function describe(schema: TSchema): string {
   const s = schema as Record<string, unknown>
   const refinement = (s['~refine'] as Array<{ error: (value: unknown) => string }> | undefined)?.[0]

@@ -19,6 +19,7 @@ export {
   Port,
   parseAddressList,
   runMain,
+  TrustedProxies,
 } from './config.ts'
 export * from './db/index.ts'
 export { type ErrorFormat, HttpError, type ValidationIssue } from './errors.ts'

@@ -221,3 +221,36 @@ describe('per-key request rate', () => {
     expect((await ask(other)).statusCode).toBe(200)
   })
 })
+
+describe('the per-address rate of public routes behind a reverse proxy (ENERGY_TRUSTED_PROXIES)', () => {
+  /** /auth/public as a client behind the proxy at 10.1.2.3 asks for it, naming itself in the header. */
+  const ask = (h: Harness, forwardedFor: string) =>
+    h.app.inject({ url: '/auth/public', remoteAddress: '10.1.2.3', headers: { 'x-forwarded-for': forwardedFor } })
+
+  it('behind a trusted proxy each client has its own limit, and cannot forge another address', async () => {
+    const h = await startHarness({ settings: { rateLimitPublic: 3, trustedProxies: ['10.1.2.0/24'] } })
+    try {
+      // a client prepending addresses of its own choosing is still counted as itself
+      for (const forged of ['203.0.113.7', '192.0.2.1, 203.0.113.7', '192.0.2.2, 203.0.113.7']) {
+        expect((await ask(h, forged)).statusCode).toBe(200)
+      }
+      expect((await ask(h, '192.0.2.3, 203.0.113.7')).statusCode).toBe(429)
+      // everyone else behind the same proxy is served
+      expect((await ask(h, '198.51.100.9')).statusCode).toBe(200)
+    } finally {
+      await h.close()
+    }
+  })
+
+  it('without a trusted proxy, X-Forwarded-For is ignored: everyone behind it shares one address', async () => {
+    const h = await startHarness({ settings: { rateLimitPublic: 3 } })
+    try {
+      for (const client of ['203.0.113.7', '203.0.113.8', '203.0.113.9']) {
+        expect((await ask(h, client)).statusCode).toBe(200)
+      }
+      expect((await ask(h, '198.51.100.9')).statusCode).toBe(429)
+    } finally {
+      await h.close()
+    }
+  })
+})
