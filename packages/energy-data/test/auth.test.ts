@@ -220,3 +220,27 @@ describe('OpenAPI security schemes', () => {
     }
   })
 })
+
+describe('answers made for a credential are kept by no cache', () => {
+  it('keyed answers, refusals included, are Cache-Control: private, no-store and vary by the credential headers', async () => {
+    const keyed: Array<[string, string | undefined, number]> = [
+      ['/data/pv', all, 200],
+      ['/metadata/meters/', all, 200],
+      ['/auth/protected', all, 200],
+      ['/auth/apikey/endpoints', all, 200],
+      ['/data/pv', undefined, 401],
+      ['/auth/protected', 'not-a-key', 401],
+    ]
+    for (const [url, key, status] of keyed) {
+      const res = await call(url, key)
+      expect([url, res.statusCode]).toEqual([url, status])
+      expect(res.headers['cache-control'], url).toBe('private, no-store')
+      const vary = String(res.headers.vary).toLowerCase()
+      expect(vary, url).toContain('x-api-key')
+      expect(vary, url).toContain('authorization')
+    }
+    // a public view keeps its own, public caching
+    const chart = await call('/chart/fotovoltaico')
+    expect(chart.headers['cache-control']).toMatch(/^public, max-age=\d+$/)
+  })
+})

@@ -1,3 +1,4 @@
+import { addVary } from '@campus/shared'
 import type { FastifyRequest, FastifySchema } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Kysely } from 'kysely'
@@ -93,6 +94,9 @@ export function routeAuth(request: FastifyRequest): RouteAuth | undefined {
 }
 
 const REALM = 'realm="energy-data"'
+
+/** The request headers a keyed answer depends on. */
+const CREDENTIAL_HEADERS = 'x-api-key, Authorization'
 
 /** 401 with the challenge of the scheme that failed, or of every scheme the service accepts. */
 const unauthorized = (detail: string, challenge = 'APIKey') =>
@@ -215,7 +219,7 @@ export const authPlugin = fp(
       if (credential.scheme === 'key') request.apiKey = await authenticate(db, credential.value)
       else request.bearer = await authenticateBearer(tokens, credential.value)
     }
-    app.addHook('onRequest', async (request) => {
+    app.addHook('onRequest', async (request, reply) => {
       if (request.is404) return
       const mode = routeAuth(request)
       if (mode === undefined) return
@@ -225,6 +229,10 @@ export const authPlugin = fp(
         if (credential) await identify(request, credential).catch(() => undefined)
         return
       }
+      // an answer made for a credential, refusals included, is kept by no cache: x-api-key is no
+      // credential header to a shared cache (RFC 9111 3.5), so it would hand it on to anyone
+      reply.header('cache-control', 'private, no-store')
+      addVary(reply, CREDENTIAL_HEADERS)
       if (!credential) throw unauthorized('Not authenticated', bothChallenges)
       await identify(request, credential)
       if (mode !== 'key') return
