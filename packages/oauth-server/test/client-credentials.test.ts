@@ -5,6 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createApplication } from '../src/accounts.ts'
+import type { OAuthApp } from '../src/oauth-app.ts'
+import { setUserLocked } from '../src/repositories/users.ts'
 import { basic, PASSWORD, postForm, seed, startServer, type TestServer } from './helpers.ts'
 import { bearer, getPage, signedIn, submit } from './pages-helpers.ts'
 
@@ -82,6 +84,27 @@ describe('RFC 6749 4.4 client credentials grant', () => {
     const pub = await token({ client_id: f.spa.uid })
     expect(pub.status).toBe(400)
     expect(pub.body.error).toBe('unauthorized_client')
+  })
+
+  it("a blocked owner stops the application's own tokens: no new one, and those it holds are refused everywhere", async () => {
+    const before = (await token({}, asExporter())).body.access_token as string
+    expect((await introspect(before)).body.active).toBe(true)
+    // as the admin page locks a user: through the change mechanism, which every instance hears
+    const { changes } = server.app as unknown as OAuthApp
+    const lock = (locked: boolean) => changes.commit((trx) => setUserLocked(trx, f.alice.id, locked))
+    await lock(true)
+    try {
+      const refused = await token({}, asExporter())
+      expect([refused.status, refused.body.error]).toEqual([400, 'unauthorized_client'])
+      // at once, the lookup caches dropped by the change: introspection (what the data API asks) and token info
+      expect((await introspect(before)).body).toEqual({ active: false })
+      expect((await bearer(server.url, before, '/oauth/token/info')).status).toBe(400)
+    } finally {
+      await lock(false)
+    }
+    // unblocked, the same token acts again (it was never revoked)
+    expect((await introspect(before)).body.active).toBe(true)
+    expect((await token({}, asExporter())).status).toBe(200)
   })
 
   it('the grant is listed in the metadata', async () => {

@@ -6,7 +6,8 @@
  * token (4.4.3).
  */
 import { parseScope, within } from '../domain/scopes.ts'
-import { InvalidClient, InvalidScope } from '../errors.ts'
+import { InvalidClient, InvalidScope, UnauthorizedClient } from '../errors.ts'
+import { findUserById } from '../repositories/users.ts'
 import { issueTokens, newGrantId } from './issue.ts'
 import type { GrantHandler } from './types.ts'
 
@@ -17,6 +18,11 @@ export const clientCredentialsGrant: GrantHandler = {
   async handle(services, { params, client }) {
     // 4.4: confidential clients only (a public one cannot have the grant switched on either)
     if (!client?.confidential) throw new InvalidClient('Client authentication failed: a client secret is required.')
+    // an application's own tokens act for the user who owns it: none while that user is blocked
+    // (the tokens it holds stop too: repositories/tokens.ts, tokenUsable)
+    if (client.owner_id !== null && (await findUserById(services.db, client.owner_id))?.locked) {
+      throw new UnauthorizedClient("The application's owner is blocked.")
+    }
     const asked = parseScope(params.scope)
     if (params.scope !== undefined && asked.length === 0) throw new InvalidScope('The requested scope is empty.')
     if (!within(asked, client.scopes)) {

@@ -166,7 +166,15 @@ export interface BearerTokenRow {
   expires_in: number
   /** null for a token of the application itself (client credentials) */
   user: User | null
+  /**
+   * Whoever the token acts for is blocked: its user, or, for a token of the application itself,
+   * the user who owns the application. Read through `tokenUsable`, the one rule.
+   */
+  holder_blocked: boolean
 }
+
+/** Whether an active token may act: the one rule of the API, token info and introspection. */
+export const tokenUsable = (row: Pick<BearerTokenRow, 'holder_blocked'>): boolean => !row.holder_blocked
 
 /**
  * The hot path of every API call: the access token, its application id and its user, in one
@@ -177,6 +185,7 @@ export async function findAccessTokenWithUser(db: Db, digest: Buffer): Promise<B
     .selectFrom('access_tokens as t')
     .leftJoin('users as u', 'u.id', 't.user_id')
     .leftJoin('applications as a', 'a.id', 't.application_id')
+    .leftJoin('users as owner', 'owner.id', 'a.owner_id')
     .selectAll('u')
     .select([
       't.id as token_id',
@@ -187,6 +196,9 @@ export async function findAccessTokenWithUser(db: Db, digest: Buffer): Promise<B
       't.expires_at',
       't.revoked_at',
       sql<number>`floor(extract(epoch from t.expires_at - now()))::int`.as('expires_in'),
+      sql<boolean>`coalesce(u.locked, false) or (t.user_id is null and coalesce(owner.locked, false))`.as(
+        'holder_blocked',
+      ),
     ])
     .where('t.digest', '=', digest)
     .executeTakeFirst()
@@ -200,6 +212,7 @@ export async function findAccessTokenWithUser(db: Db, digest: Buffer): Promise<B
     expires_at,
     revoked_at,
     expires_in,
+    holder_blocked,
     ...user
   } = row
   return {
@@ -212,6 +225,7 @@ export async function findAccessTokenWithUser(db: Db, digest: Buffer): Promise<B
     revoked_at,
     expires_in,
     user: user.id === null ? null : (user as User),
+    holder_blocked,
   }
 }
 

@@ -7,7 +7,13 @@ import { InvalidClient, InvalidRequest, UnauthorizedClient } from '../errors.ts'
 import { authenticateClient, readClientCredentials } from '../grants/client-auth.ts'
 import { type OAuthServices, routePlugin } from '../oauth-app.ts'
 import { noStore, requireFormBody, SMALL_ANSWERS } from '../oauth-endpoints.ts'
-import { findAccessTokenWithUser, findRefreshToken, revokeAccessToken, revokeGrant } from '../repositories/tokens.ts'
+import {
+  findAccessTokenWithUser,
+  findRefreshToken,
+  revokeAccessToken,
+  revokeGrant,
+  tokenUsable,
+} from '../repositories/tokens.ts'
 import { findUserById } from '../repositories/users.ts'
 import { OAuthErrorResponses } from '../schemas/oauth.ts'
 
@@ -131,7 +137,7 @@ export const revokeIntrospectRoutes = routePlugin('oauth-revoke-introspect-route
         // a resource server asks about the tokens of every client; any other client about its own
         if (access.status !== 'active') return { active: false }
         const { row } = access
-        if (!(client.resource_server || row.application_id === client.id) || row.user?.locked) return { active: false }
+        if (!(client.resource_server || row.application_id === client.id) || !tokenUsable(row)) return { active: false }
         return {
           active: true,
           scope: formatScope(row.scopes),

@@ -9,6 +9,7 @@ import { lookupAccessToken, oauthTokenOf } from '../api-auth.ts'
 import { TokenInfoRefused } from '../errors.ts'
 import { routePlugin } from '../oauth-app.ts'
 import { noStore, SMALL_ANSWERS } from '../oauth-endpoints.ts'
+import { tokenUsable } from '../repositories/tokens.ts'
 import { OAuthErrorBody } from '../schemas/oauth.ts'
 
 const TokenInfo = Type.Object({
@@ -44,7 +45,7 @@ export const tokenInfoRoutes = routePlugin('oauth-token-info-routes', (app) => {
       const token = oauthTokenOf(request)
       if (token === undefined) throw new TokenInfoRefused(false)
       const lookup = await lookupAccessToken(app, token)
-      if (lookup.status !== 'active' || lookup.row.user?.locked) throw new TokenInfoRefused(true)
+      if (lookup.status !== 'active' || !tokenUsable(lookup.row)) throw new TokenInfoRefused(true)
       const { row, expiresIn } = lookup
       return {
         resource_owner_id: row.user?.id ?? null,
