@@ -54,8 +54,8 @@ export async function buildApp(options: EnergyAppOptions): Promise<FastifyInstan
 
   await app.register(settingsPlugin, { settings, now: options.now ?? Date.now })
   await app.register(databasePlugin, { database: options.database })
-  // every answer, to the origins configured: callers authenticate by header (x-api-key, or a
-  // bearer token), never by cookie, so a page elsewhere gains nothing its caller lacks
+  // every answer but /metrics, to the origins configured: callers authenticate by header
+  // (x-api-key, or a bearer token), never by cookie, so a page elsewhere gains nothing its caller lacks
   const cors: CorsPolicy = {
     origins: settings.corsOrigins,
     methods: ['GET', 'HEAD'],
@@ -68,7 +68,8 @@ export async function buildApp(options: EnergyAppOptions): Promise<FastifyInstan
     db: options.database.db,
     migrations: readMigrations(energyService.migrationsDir),
     metricsToken: settings.metricsToken,
-    cors: () => cors,
+    // /metrics is for the operator's scraper, never for a page's script
+    cors: (path) => (path === '/metrics' ? undefined : cors),
     frontDoor: { home: '/dashboard', icon: ICON },
     openapi: {
       info: {

@@ -51,6 +51,14 @@ describe('default: any origin, no credentials', () => {
     expect(res.headers['access-control-expose-headers']).toBe('Content-Disposition, Retry-After, X-Request-Id, ETag')
     expect(res.headers['access-control-allow-credentials']).toBeUndefined()
   })
+
+  it("/metrics answers no other origin: it is the operator's scraper's, not a page's", async () => {
+    const res = await h.app.inject({ url: '/metrics', headers: { origin: PANEL } })
+    expect(res.headers['access-control-allow-origin']).toBeUndefined()
+    expect(
+      (await preflight(h, '/metrics', PANEL, 'authorization')).headers['access-control-allow-origin'],
+    ).toBeUndefined()
+  })
 })
 
 describe('ENERGY_CORS_ORIGINS lists the origins allowed', () => {

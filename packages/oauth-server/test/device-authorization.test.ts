@@ -3,6 +3,7 @@
  * verification page /oauth/device, the token endpoint's device_code grant), on a listening
  * server with PostgreSQL; the person's side through the pages.
  */
+import { createRemoteJWKSet, jwtVerify } from 'jose'
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createApplication, createUser } from '../src/accounts.ts'
@@ -252,5 +253,31 @@ describe('RFC 8628 3.3 the verification page', () => {
     }
     const blocked = await submit(browser, '/oauth/device', { csrf_token: form.csrf, user_code: codes.user_code })
     expect(blocked.status).toBe(429)
+  })
+})
+
+describe('what the redemption holds follows the application and the scopes', () => {
+  it('no refresh token without the refresh_token grant; an id_token when openid is granted (OpenID Connect)', async () => {
+    const { application } = await createApplication(server.db, {
+      name: 'Kiosk',
+      redirectUris: ['http://127.0.0.1/cb'],
+      scopes: ['openid', 'read_user'],
+      confidential: false,
+      grantTypes: [DEVICE_CODE_GRANT],
+    })
+    const codes = (await authorizeDevice({ client_id: application.uid, scope: 'openid read_user' }))
+      .body as unknown as Codes
+    const browser = await signedIn(server.url, 'alice', PASSWORD)
+    const form = await getPage(browser, `/oauth/device?user_code=${codes.user_code}`)
+    await submit(browser, '/oauth/device', { csrf_token: form.csrf, user_code: codes.user_code, decision: 'approve' })
+    const granted = await poll(codes.device_code, application.uid)
+    expect(granted.status).toBe(200)
+    expect(granted.body.refresh_token).toBeUndefined()
+    const keys = createRemoteJWKSet(new URL(`${server.url}/oauth/discovery/keys`))
+    const { payload } = await jwtVerify(granted.body.id_token as string, keys, {
+      issuer: server.url,
+      audience: application.uid,
+    })
+    expect(payload.sub).toBe(String(f.alice.id))
   })
 })

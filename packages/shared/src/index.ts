@@ -24,7 +24,7 @@ export {
 export * from './db/index.ts'
 export { type ErrorFormat, HttpError, type ValidationIssue } from './errors.ts'
 export { routePlugins, type ServiceApp } from './server/composition.ts'
-export { addVary, type CorsPolicies, type CorsPolicy } from './server/cors.ts'
+export { addVary, type CorsPolicies, type CorsPolicy, pathOf } from './server/cors.ts'
 export { FAVICON_PATH, type FrontDoor } from './server/front-door.ts'
 export { HealthCheck } from './server/health.ts'
 export { redactUrl, serverOptions } from './server/logging.ts'

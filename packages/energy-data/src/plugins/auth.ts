@@ -1,4 +1,4 @@
-import { addVary } from '@campus/shared'
+import { addVary, pathOf } from '@campus/shared'
 import type { FastifyRequest, FastifySchema } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Kysely } from 'kysely'
@@ -235,10 +235,11 @@ export const authPlugin = fp(
       addVary(reply, CREDENTIAL_HEADERS)
       if (!credential) throw unauthorized('Not authenticated', bothChallenges)
       await identify(request, credential)
-      if (mode !== 'key') return
-      if (request.apiKey && !endpointAllowed(request.apiKey.endpoints, request.url.split('?')[0] ?? '')) {
+      if (mode === 'key' && request.apiKey && !endpointAllowed(request.apiKey.endpoints, pathOf(request.url))) {
         throw new DetailError(403, 'This API key may not call this endpoint')
       }
+      // a token is this API's credential only with its scope, on every guarded route: without it,
+      // not even /auth/protected says whose it is
       if (request.bearer && !request.bearer.scopes.includes(READ_ENERGY)) {
         throw new DetailError(403, `This access token lacks the ${READ_ENERGY} scope`, {
           headers: {

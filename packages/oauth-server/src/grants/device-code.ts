@@ -3,11 +3,13 @@
  * with its device code until the person decides. Error codes as the RFC names them:
  * authorization_pending, slow_down (a poll before the interval passed), expired_token,
  * access_denied; a code that is unknown, another client's or already redeemed is invalid_grant.
- * Approved: an access and a refresh token for the person, once.
+ * Approved: an access token for the person, once; a refresh token when the application has the
+ * refresh_token grant, and an id_token when openid was granted (OpenID Connect, as the code flow).
  */
 import { digest } from '../domain/secrets.ts'
 import { AuthorizationPending, DeviceAccessDenied, ExpiredToken, InvalidGrant, SlowDown } from '../errors.ts'
 import { recordPoll } from '../repositories/device-grants.ts'
+import { idTokenFor } from './authorization-code.ts'
 import { redeemDevice } from './issue.ts'
 import { type GrantHandler, INVALID_GRANT_MESSAGE, requireParam } from './types.ts'
 
@@ -34,10 +36,18 @@ export const deviceCodeGrant: GrantHandler = {
         case 'denied':
           return new DeviceAccessDenied()
         case 'approved':
-          return (await redeemDevice(trx, deviceCode)) ?? new InvalidGrant(INVALID_GRANT_MESSAGE)
+          return (
+            (await redeemDevice(trx, deviceCode, client?.grant_types.includes('refresh_token') ?? false)) ??
+            new InvalidGrant(INVALID_GRANT_MESSAGE)
+          )
       }
     })
     if (outcome instanceof Error) throw outcome
-    return outcome
+    const { response, userId, scopes } = outcome
+    if (!scopes.includes('openid') || !client) return response
+    return {
+      ...response,
+      id_token: await idTokenFor(services, client, { userId, scopes, nonce: null, authTime: null }),
+    }
   },
 }

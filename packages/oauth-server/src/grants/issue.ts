@@ -172,12 +172,18 @@ export async function redeemCode(
   return code ? { response: tokenResponse(values, code.scopes, code.createdAt), code } : undefined
 }
 
-/** Redeems an approved device grant (RFC 8628 3.5) for tokens in one statement; undefined when it was not. */
+/**
+ * Redeems an approved device grant (RFC 8628 3.5) for tokens in one statement (a refresh token
+ * only when `refresh`); undefined when it was not. Says whose they are, for an id_token.
+ */
 export async function redeemDevice(
   trx: Transaction<OAuthDB>,
   deviceCodeDigest: Buffer,
-): Promise<TokenResponse | undefined> {
-  const { values, digests } = newTokens(true)
+  refresh: boolean,
+): Promise<{ response: TokenResponse; userId: number; scopes: string[] } | undefined> {
+  const { values, digests } = newTokens(refresh)
   const row = await redeemDeviceGrant(trx, deviceCodeDigest, digests)
-  return row ? tokenResponse(values, row.scopes, row.created_at) : undefined
+  return row
+    ? { response: tokenResponse(values, row.scopes, row.created_at), userId: row.user_id, scopes: row.scopes }
+    : undefined
 }
