@@ -281,3 +281,37 @@ describe('what the redemption holds follows the application and the scopes', () 
     expect(payload.sub).toBe(String(f.alice.id))
   })
 })
+
+describe('the consent page says whose application asks', () => {
+  it("the instance's own, or the user who registered it; a user's application cannot take an instance application's name", async () => {
+    const own = await newCodes()
+    const browser = await signedIn(server.url, 'alice', PASSWORD)
+    const form = await getPage(browser, '/oauth/device')
+    const instance = await submit(browser, '/oauth/device', { csrf_token: form.csrf, user_code: own.user_code })
+    expect(instance.html).toContain('An application of this instance.')
+
+    const { application } = await createApplication(server.db, {
+      name: 'Energy dashboard by bob',
+      redirectUris: ['http://127.0.0.1/cb'],
+      scopes: ['read_user'],
+      confidential: false,
+      grantTypes: [DEVICE_CODE_GRANT],
+      ownerId: f.bob.id,
+    })
+    const codes = (await authorizeDevice({ client_id: application.uid, scope: 'read_user' })).body as unknown as Codes
+    const theirs = await submit(browser, '/oauth/device', { csrf_token: form.csrf, user_code: codes.user_code })
+    expect(theirs.html).toContain('An application registered by the user <strong>bob</strong>, not by this instance.')
+
+    // and bob cannot call his application by the instance application's name, in any case
+    const bobs = await signedIn(server.url, 'bob', PASSWORD, f.bob.otpSecret)
+    const page = await getPage(bobs, '/profile/applications')
+    const refused = await submit(bobs, '/profile/applications', {
+      csrf_token: page.csrf,
+      name: 'energy CLI',
+      redirect_uris: 'http://127.0.0.1/cb',
+      scopes: ['read_user'],
+    })
+    expect(refused.status).toBe(422)
+    expect(refused.html).toContain('is taken by an application of this instance')
+  })
+})

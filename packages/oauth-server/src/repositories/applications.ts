@@ -20,6 +20,17 @@ export async function findApplicationById(db: Db, id: number): Promise<Applicati
  * Applications that are clients. Resource servers (which only introspect) and trusted instance-wide
  * applications (the stack's own browser client, registered on every start) are not counted.
  */
+/** Whether an instance-wide application (no owner) has this name, in any case. */
+export async function instanceApplicationNamed(db: Db, name: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('applications')
+    .select('id')
+    .where('owner_id', 'is', null)
+    .where(sql`lower(name)`, '=', name.trim().toLowerCase())
+    .executeTakeFirst()
+  return row !== undefined
+}
+
 export async function countApplications(db: Db): Promise<number> {
   const row = await db
     .selectFrom('applications')

@@ -41,7 +41,15 @@ export async function findUndecidedDeviceGrant(db: Db, userCodeDigest: Buffer) {
   return db
     .selectFrom('device_grants as d')
     .innerJoin('applications as a', 'a.id', 'd.application_id')
-    .select(['d.id', 'd.scopes', 'd.application_id as applicationId', 'a.name as applicationName'])
+    .leftJoin('users as owner', 'owner.id', 'a.owner_id')
+    .select([
+      'd.id',
+      'd.scopes',
+      'd.application_id as applicationId',
+      'a.name as applicationName',
+      // who registered it (null: the instance's own), for the person deciding
+      'owner.username as applicationOwner',
+    ])
     .where('d.user_code_digest', '=', userCodeDigest)
     .where('d.decision', 'is', null)
     .where('d.expires_at', '>', sql<Date>`now()`)

@@ -188,6 +188,7 @@ export const deviceRoutes = routePlugin('oauth-device-routes', (app) => {
             csrf: account.csrf,
             userCode: typed.toUpperCase(),
             applicationName: grant.applicationName,
+            applicationOwner: grant.applicationOwner,
             scopes: grant.scopes,
             username: account.user.username,
           }),

@@ -1,8 +1,9 @@
 /** /profile/applications: register, show, edit, renew, delete; authorized applications and revoke. */
 import type { FastifyRequest } from 'fastify'
+import type { Kysely } from 'kysely'
 import Type from 'typebox'
 import { applicationProblems, createApplication, sentence } from '../accounts.ts'
-import type { Application } from '../db/schema.ts'
+import type { Application, OAuthDB } from '../db/schema.ts'
 import {
   DEFAULT_GRANT_TYPES,
   DEVICE_CODE_GRANT,
@@ -28,6 +29,7 @@ import {
 import {
   deleteOwnedApplication,
   findApplicationById,
+  instanceApplicationNamed,
   listApplicationsOwnedBy,
   lockApplication,
   updateOwnedApplication,
@@ -97,8 +99,12 @@ interface Checked {
   uris: string[]
 }
 
-/** The form against the application rules: its errors as sentences, which fields to mark, the redirect URIs. */
-function check(form: ApplicationForm): Checked {
+/**
+ * The form against the application rules: its errors as sentences, which fields to mark, the
+ * redirect URIs. A user's application may not take the name of one of the instance's own, which
+ * the consent pages would show in its place.
+ */
+async function check(db: Kysely<OAuthDB>, form: ApplicationForm): Promise<Checked> {
   const uris = [
     ...new Set(
       form.redirectUris
@@ -114,6 +120,9 @@ function check(form: ApplicationForm): Checked {
     confidential: form.confidential,
     grantTypes: grantsOf(form),
   })
+  if (form.name.trim() && (await instanceApplicationNamed(db, form.name))) {
+    problems.push({ field: 'name', message: 'name is taken by an application of this instance' })
+  }
   return { errors: problems.map(sentence), invalid: new Set(problems.map((p) => p.field)), uris }
 }
 
@@ -168,7 +177,7 @@ export const profileApplicationRoutes = routePlugin('oauth-profile-applications-
     { summary: 'Register an application', body: FormBody, unprocessable: true },
     async (request, reply, account) => {
       const form = readForm(request)
-      const checked = check(form)
+      const checked = await check(db, form)
       if (checked.errors.length) {
         const page = await listPage(account, { form, ...checked })
         return sendAccountPage(reply, account, 'Applications', page, { status: 422 })
@@ -234,7 +243,7 @@ export const profileApplicationRoutes = routePlugin('oauth-profile-applications-
       const application = await owned(request, account.user.id)
       if (!application) return notFound(reply)
       const form = readForm(request, application)
-      const checked = check(form)
+      const checked = await check(db, form)
       if (checked.errors.length) {
         const page = editApplicationPage({ csrf: account.csrf, application, form, ...checked })
         return sendAccountPage(reply, account, 'Edit application', page, { status: 422 })

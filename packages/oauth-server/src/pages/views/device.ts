@@ -25,10 +25,17 @@ export function deviceConsentPage(options: {
   csrf: string
   userCode: string
   applicationName: string
+  /** The user who registered the application; null for the instance's own. */
+  applicationOwner: string | null
   scopes: string[]
   username: string
 }): SafeHtml {
   return html`<h1>Authorize ${options.applicationName}?</h1>
+<p class="registrant">${
+    options.applicationOwner === null
+      ? html`An application of this instance.`
+      : html`An application registered by the user <strong>${options.applicationOwner}</strong>, not by this instance.`
+  }</p>
 <p>A device using ${options.applicationName} asks to use your account <strong>${options.username}</strong>.
 Go on only if you started this on a device of yours and it shows the code <strong>${options.userCode}</strong>.</p>
 <p>It will be able to:</p>
