@@ -103,6 +103,11 @@ export async function createUser(
     with2fa?: boolean
     /** seals the TOTP secret; required with `with2fa` */
     secretKey?: Buffer
+    /**
+     * Whether the email address is known to be the user's (default: yes, an administrator made
+     * the account); a self-service sign-up's is not, and is asserted to no client until it is.
+     */
+    emailConfirmed?: boolean
   },
 ): Promise<CreatedUser> {
   if (input.with2fa && !input.secretKey) throw new Error('a secret key is needed to store a TOTP secret')
@@ -118,7 +123,7 @@ export async function createUser(
     otp_secret: otpSecret && input.secretKey ? sealSecret(input.secretKey, otpSecret, OTP_PURPOSE) : null,
     otp_last_step: null,
     admin: input.admin ?? false,
-    confirmed_at: new Date(),
+    confirmed_at: (input.emailConfirmed ?? true) ? new Date() : null,
     last_sign_in_at: null,
     current_sign_in_at: null,
     last_activity_on: null,

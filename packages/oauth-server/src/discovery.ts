@@ -26,6 +26,7 @@ export function openidConfiguration(settings: OAuthSettings) {
       'nickname',
       'preferred_username',
       'email',
+      'email_verified',
     ],
   }
 }

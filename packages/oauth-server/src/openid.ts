@@ -70,7 +70,7 @@ export class OpenIdKeys {
   async idToken(input: {
     issuer: string
     clientId: string
-    user: Pick<User, 'id' | 'username' | 'name' | 'email'>
+    user: Pick<User, 'id' | 'username' | 'name' | 'email' | 'confirmed_at'>
     scopes: string[]
     nonce: string | null
     authTime: Date | null
@@ -91,12 +91,22 @@ export class OpenIdKeys {
   }
 }
 
-/** Standard claims released by the `profile` and `email` scopes (only what the service has). */
-export function userClaims(user: Pick<User, 'username' | 'name' | 'email'>, scopes: readonly string[]) {
+/**
+ * Standard claims released by the `profile` and `email` scopes (only what the service has). An
+ * address is asserted only once confirmed (OIDC Core 5.1, 5.7: a relying party that links
+ * accounts by email must not be handed one anyone could have typed); `email_verified` says which.
+ */
+export function userClaims(
+  user: Pick<User, 'username' | 'name' | 'email' | 'confirmed_at'>,
+  scopes: readonly string[],
+) {
+  const confirmed = user.email !== null && user.confirmed_at !== null ? user.email : undefined
   return {
     ...(scopes.includes('profile')
       ? { name: user.name, nickname: user.username, preferred_username: user.username }
       : {}),
-    ...(scopes.includes('email') && user.email ? { email: user.email } : {}),
+    ...(scopes.includes('email')
+      ? { ...(confirmed === undefined ? {} : { email: confirmed }), email_verified: confirmed !== undefined }
+      : {}),
   }
 }

@@ -279,7 +279,7 @@ describe('OpenID Connect Core 5.3 userinfo', () => {
       expect((await get('/oauth/userinfo', bearer(openid))).json()).toEqual({ sub: String(f.alice.id) })
     }
     const full = (await get('/oauth/userinfo', bearer(await tokenWith(['openid', 'email'])))).json()
-    expect(full).toEqual({ sub: String(f.alice.id), email: 'alice@example.org' })
+    expect(full).toEqual({ sub: String(f.alice.id), email: 'alice@example.org', email_verified: true })
   })
 
   it('the JWKS publishes the signing key without its private part', async () => {

@@ -14,7 +14,8 @@ const UserInfo = Type.Object({
   name: Type.Optional(Type.String()),
   nickname: Type.Optional(Type.String()),
   preferred_username: Type.Optional(Type.String()),
-  email: Type.Optional(Type.String()),
+  email: Type.Optional(Type.String({ description: 'Only once the address is confirmed' })),
+  email_verified: Type.Optional(Type.Boolean()),
 })
 
 export const openidRoutes = routePlugin('oauth-openid-routes', (app) => {

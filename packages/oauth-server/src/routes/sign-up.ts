@@ -73,7 +73,8 @@ export const signUpRoutes = routePlugin('oauth-sign-up-routes', (app) => {
       let user: User | undefined
       if (errors.length === 0) {
         try {
-          user = (await createUser(db, input)).user
+          // nothing proves the address is the person's: no client is told it until it is confirmed
+          user = (await createUser(db, { ...input, emailConfirmed: false })).user
         } catch (error) {
           if (!(error instanceof AccountError)) throw error
           errors.push(...error.problems.map(sentence))

@@ -1,7 +1,11 @@
 /** /users/sign_up: 404 unless OAUTH_SIGNUP_ENABLED; creates the account and signs in; errors keep the input. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { Browser, startServer, type TestServer } from '../helpers.ts'
+import { createApplication } from '../../src/accounts.ts'
+import type { OAuthApp } from '../../src/oauth-app.ts'
+import { Browser, issueToken, startServer, type TestServer } from '../helpers.ts'
 import { getPage, submit } from '../pages-helpers.ts'
+
+const app = (server: TestServer) => server.app as unknown as OAuthApp
 
 describe('/users/sign_up', () => {
   let closed: TestServer
@@ -53,5 +57,52 @@ describe('/users/sign_up', () => {
     const taken = await submit(other, '/users/sign_up', { ...fields, csrf_token: again.csrf })
     expect(taken.status).toBe(422)
     expect(taken.html).toContain('Email is already taken.')
+  })
+
+  it("asserts no self-typed address: a sign-up's email reaches no id_token or userinfo, email_verified says so (OIDC Core 5.1, 5.7)", async () => {
+    const browser = new Browser(open.url)
+    const form = await getPage(browser, '/users/sign_up')
+    // someone else's address, typed at sign-up
+    const done = await submit(browser, '/users/sign_up', {
+      csrf_token: form.csrf,
+      username: 'mallory',
+      email: 'victim@example.org',
+      name: 'Mallory',
+      password: 'long enough password',
+    })
+    expect(done.status).toBe(303)
+    const mallory = await open.db
+      .selectFrom('users')
+      .selectAll()
+      .where('username', '=', 'mallory')
+      .executeTakeFirstOrThrow()
+    const { application } = await createApplication(open.db, {
+      name: 'Relying party',
+      redirectUris: ['https://rp.example/cb'],
+      scopes: ['openid', 'email'],
+    })
+    const { access_token } = await issueToken(open, {
+      applicationId: application.id,
+      userId: mallory.id,
+      scopes: ['openid', 'email'],
+    })
+    const info = await fetch(`${open.url}/oauth/userinfo`, { headers: { authorization: `Bearer ${access_token}` } })
+    expect(await info.json()).toEqual({ sub: String(mallory.id), email_verified: false })
+    const openid = (await app(open).openid.idToken({
+      issuer: open.url,
+      clientId: application.uid,
+      user: mallory,
+      scopes: ['openid', 'email'],
+      nonce: null,
+      authTime: null,
+    })) as string
+    const claims = JSON.parse(Buffer.from(openid.split('.')[1] as string, 'base64url').toString())
+    expect(claims.email).toBeUndefined()
+    expect(claims.email_verified).toBe(false)
+    // and discovery lists the claim
+    const discovery = (await (await fetch(`${open.url}/.well-known/openid-configuration`)).json()) as {
+      claims_supported: string[]
+    }
+    expect(discovery.claims_supported).toContain('email_verified')
   })
 })
