@@ -43,6 +43,12 @@ const EnergyConfigSchema = Type.Object({
     description: 'Requests per minute and client address on public endpoints',
   }),
   ENERGY_RATE_LIMIT_KEY: Type.Integer({ minimum: 1, default: 600, description: 'Requests per minute and API key' }),
+  ENERGY_RATE_LIMIT_FAILED_AUTH: Type.Integer({
+    minimum: 1,
+    default: 30,
+    description:
+      'Failed authentications (unknown, expired or revoked keys and tokens) per minute and client address; past it, 429 before any check',
+  }),
   ENERGY_RATE_LIMIT_PREFIX: Type.String({
     default: 'energy-rl:',
     minLength: 1,
@@ -141,6 +147,8 @@ export interface EnergySettings {
   /** Requests per minute and client address on public routes, and per API key. */
   rateLimitPublic: number
   rateLimitKey: number
+  /** Failed authentications per minute and client address. */
+  rateLimitFailedAuth: number
   /** Prefix of the rate-limit counters in Redis. */
   rateLimitPrefix: string
   /** Rate-limit counters shared by every instance; per-process memory without it. */
@@ -164,6 +172,7 @@ export function settingsFromConfig(config: EnergyConfig): EnergySettings {
     requireKeyEverywhere: config.ENERGY_REQUIRE_KEY_EVERYWHERE,
     rateLimitPublic: config.ENERGY_RATE_LIMIT_PUBLIC,
     rateLimitKey: config.ENERGY_RATE_LIMIT_KEY,
+    rateLimitFailedAuth: config.ENERGY_RATE_LIMIT_FAILED_AUTH,
     rateLimitPrefix: config.ENERGY_RATE_LIMIT_PREFIX,
     redisUrl: config.REDIS_URL,
     metricsToken: config.METRICS_TOKEN,

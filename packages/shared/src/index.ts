@@ -23,6 +23,13 @@ export {
 } from './config.ts'
 export * from './db/index.ts'
 export { type ErrorFormat, HttpError, type ValidationIssue } from './errors.ts'
+export {
+  type AttemptCounter,
+  createAttemptCounter,
+  type Limited,
+  memoryAttempts,
+  redisAttempts,
+} from './limits/attempts.ts'
 export { routePlugins, type ServiceApp } from './server/composition.ts'
 export { addVary, type CorsPolicies, type CorsPolicy, pathOf } from './server/cors.ts'
 export { FAVICON_PATH, type FrontDoor } from './server/front-door.ts'

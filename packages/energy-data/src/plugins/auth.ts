@@ -1,4 +1,4 @@
-import { addVary, pathOf } from '@campus/shared'
+import { addVary, createAttemptCounter, pathOf } from '@campus/shared'
 import type { FastifyRequest, FastifySchema } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Kysely } from 'kysely'
@@ -214,10 +214,36 @@ export const authPlugin = fp(
       if (!catalog.some((e) => e.path === path)) catalog.push({ path, auth })
       declareGuardResponses(route.schema, auth, { requireKeyEverywhere, bearer: tokens !== undefined })
     })
+    // failed authentications are counted per address (in Redis when configured, so across
+    // instances); past the limit an address is refused before any check, so bogus keys stop
+    // costing lookups and bogus tokens introspections. Valid credentials count nothing: a busy
+    // client with many requests in flight is never slowed by this.
+    const failures = createAttemptCounter(60, settings.redisUrl, `${settings.rateLimitPrefix}auth-failures:`)
+    const blockedUntil = new Map<string, number>()
+    app.addHook('onClose', async () => failures.close())
     /** Who the request is, on the credential's own terms; the route's rule is checked by the caller. */
     const identify = async (request: FastifyRequest, credential: Credential) => {
-      if (credential.scheme === 'key') request.apiKey = await authenticate(db, credential.value)
-      else request.bearer = await authenticateBearer(tokens, credential.value)
+      const until = blockedUntil.get(request.ip)
+      if (until !== undefined && until > Date.now()) {
+        const wait = Math.ceil((until - Date.now()) / 1000)
+        throw new DetailError(429, `Too many failed authentications from this address: retry in ${wait} s`, {
+          headers: { 'retry-after': String(wait) },
+        })
+      }
+      try {
+        if (credential.scheme === 'key') request.apiKey = await authenticate(db, credential.value)
+        else request.bearer = await authenticateBearer(tokens, credential.value)
+      } catch (error) {
+        // a refused credential counts; the OAuth server out of reach (503) is no failure of the caller's
+        if (error instanceof DetailError && error.statusCode === 401) {
+          const wait = await failures.attempt([[`ip:${request.ip}`, settings.rateLimitFailedAuth]])
+          if (wait !== undefined) {
+            if (blockedUntil.size > 10_000) blockedUntil.clear()
+            blockedUntil.set(request.ip, Date.now() + wait * 1000)
+          }
+        }
+        throw error
+      }
     }
     app.addHook('onRequest', async (request, reply) => {
       if (request.is404) return

@@ -6,8 +6,8 @@ import { DetailError } from '../errors.ts'
 import { routeAuth } from './auth.ts'
 
 /**
- * Every route registered after this plugin is limited: per API key or access token when the
- * request carries a valid one, per client address otherwise. A route may tune its own limit with
+ * Every route registered after this plugin is limited: per API key, or per application and user
+ * of an access token, when the request carries a valid one, per client address otherwise. A route may tune its own limit with
  * `config: { rateLimit: { max, timeWindow } }` or opt out with `config: { rateLimit: false }`.
  * Over the limit: 429 `{"detail": ...}` with `Retry-After`.
  */
@@ -29,7 +29,8 @@ export const rateLimitPlugin = fp(
         request.apiKey
           ? `key:${request.apiKey.id}`
           : request.bearer
-            ? `token:${request.bearer.id}`
+            ? // one count per application and user, however many tokens they mint
+              `client:${request.bearer.clientId ?? '-'}:user:${request.bearer.username ?? '-'}`
             : `ip:${request.ip}`,
       max: (request) => (request.apiKey || request.bearer ? settings.rateLimitKey : settings.rateLimitPublic),
       errorResponseBuilder: (_request, context) =>

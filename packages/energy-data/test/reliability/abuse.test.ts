@@ -254,3 +254,27 @@ describe('the per-address rate of public routes behind a reverse proxy (ENERGY_T
     }
   })
 })
+
+describe('failed authentications per address', () => {
+  it('past the limit an address is refused with 429 before any check; valid keys from other addresses are served', async () => {
+    const h = await startHarness({ settings: { rateLimitFailedAuth: 5 } })
+    try {
+      const key = await h.key(['*'], 'valid')
+      const ask = (value: string, remoteAddress = '203.0.113.50') =>
+        h.app.inject({ url: '/metadata/meters/', remoteAddress, headers: { 'x-api-key': value } })
+      const statuses: number[] = []
+      for (let i = 0; i < 300; i++) statuses.push((await ask(`edk_${String(i).padStart(43, 'A')}`)).statusCode)
+      // the limit's worth checked (and one more, which found the limit), then refused unchecked
+      expect(statuses.filter((s) => s === 401)).toHaveLength(6)
+      expect(statuses.filter((s) => s === 429)).toHaveLength(294)
+      const refused = await ask(key)
+      expect(refused.statusCode).toBe(429)
+      expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0)
+      expect((await ask(key, '198.51.100.7')).statusCode).toBe(200)
+      // valid keys never count: many from one address stay served
+      for (let i = 0; i < 20; i++) expect((await ask(key, '198.51.100.8')).statusCode).toBe(200)
+    } finally {
+      await h.close()
+    }
+  })
+})
