@@ -49,6 +49,12 @@ export const OAuthConfigSchema = Type.Object({
   OAUTH_THROTTLE_ACCOUNT_LIMIT: Type.Integer({ minimum: 1, default: 10, description: 'Failed sign-ins per account' }),
   OAUTH_THROTTLE_IP_LIMIT: Type.Integer({ minimum: 1, default: 50, description: 'Failed sign-ins per client IP' }),
   OAUTH_THROTTLE_WINDOW_SECONDS: Type.Integer({ minimum: 1, default: 900, description: 'Throttling window' }),
+  OAUTH_THROTTLE_ANONYMOUS_LIMIT: Type.Integer({
+    minimum: 1,
+    default: 600,
+    description:
+      'Requests per client IP and window that make state for a caller nobody knows yet (a sign-in or sign-up page that opens a session, a device authorization)',
+  }),
   OAUTH_TOKEN_CACHE_SECONDS: Type.Integer({
     minimum: 0,
     maximum: 60,
@@ -71,7 +77,7 @@ export interface OAuthSettings {
   pkcePlain: boolean
   /** visitors may create accounts at /users/sign_up */
   signupEnabled: boolean
-  throttle: { accountLimit: number; ipLimit: number; windowSeconds: number }
+  throttle: { accountLimit: number; ipLimit: number; windowSeconds: number; anonymousLimit?: number }
   /** Reverse proxies whose X-Forwarded-For names the client (addresses or CIDR ranges). */
   trustedProxies: string[]
   redisUrl?: string | undefined
@@ -100,6 +106,7 @@ export function settingsFromConfig(config: OAuthConfig, secretKey: Buffer = load
       accountLimit: config.OAUTH_THROTTLE_ACCOUNT_LIMIT,
       ipLimit: config.OAUTH_THROTTLE_IP_LIMIT,
       windowSeconds: config.OAUTH_THROTTLE_WINDOW_SECONDS,
+      anonymousLimit: config.OAUTH_THROTTLE_ANONYMOUS_LIMIT,
     },
     trustedProxies: parseAddressList(config.OAUTH_TRUSTED_PROXIES),
     redisUrl: config.REDIS_URL,

@@ -11,7 +11,11 @@ export interface ThrottleLimits {
   accountLimit: number
   ipLimit: number
   windowSeconds: number
+  /** Requests per address and window that make state for an anonymous caller (default 600). */
+  anonymousLimit?: number
 }
+
+const ANONYMOUS_LIMIT = 600
 
 export interface Throttle {
   /**
@@ -25,6 +29,11 @@ export interface Throttle {
   refund(account: string, ip: string): Promise<void>
   /** A completed sign-in clears the account's counter (not the address's). */
   succeeded(account: string): Promise<void>
+  /**
+   * Counts a request that makes state for a caller nobody knows yet (a session, a device grant):
+   * undefined while the address is within its limit, else the seconds to wait.
+   */
+  anonymous(ip: string): Promise<number | undefined>
   close(): Promise<void>
 }
 
@@ -49,6 +58,7 @@ function throttleOn(counter: AttemptCounter, limits: ThrottleLimits): Throttle {
       ]),
     refund: (account, ip) => counter.refund([accountKey(account), ipKey(ip)]),
     succeeded: (account) => counter.clear(accountKey(account)),
+    anonymous: (ip) => counter.attempt([[`anonymous:${ip}`, limits.anonymousLimit ?? ANONYMOUS_LIMIT]]),
     close: () => counter.close(),
   }
 }

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { needsService } from '@campus/shared/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createUser } from '../src/accounts.ts'
+import { createApplication, createUser } from '../src/accounts.ts'
 import { totp } from '../src/domain/totp.ts'
 import { memoryThrottle, redisThrottle, type Throttle } from '../src/throttle.ts'
 import { Browser, formFields, PASSWORD, postForm, seed, startServer, type TestServer } from './helpers.ts'
@@ -219,5 +219,40 @@ describe('attempt limits hold under a burst of simultaneous guesses', () => {
     const { checked, throttled } = tally(answers.map((a) => a.status))
     expect(checked).toBeLessThanOrEqual(LIMIT)
     expect(throttled).toBeGreaterThanOrEqual(100 - LIMIT)
+  })
+})
+
+describe('what an anonymous caller may make per address and window', () => {
+  it('sessions (cookieless sign-in or sign-up pages) and device authorizations stop at the limit, with 429 and Retry-After', async () => {
+    const server = await startServer({
+      signupEnabled: true,
+      throttle: { accountLimit: 10, ipLimit: 50, windowSeconds: 60, anonymousLimit: 5 },
+    })
+    try {
+      await seed(server.db, server.settings.secretKey)
+      const { application } = await createApplication(server.db, {
+        name: 'Device',
+        redirectUris: ['http://127.0.0.1/cb'],
+        scopes: ['read_user'],
+        confidential: false,
+        grantTypes: ['urn:ietf:params:oauth:grant-type:device_code'],
+      })
+      const visitor = new Browser(server.url)
+      expect((await visitor.request('/users/sign_in')).status).toBe(200)
+      const pages = await Promise.all(Array.from({ length: 7 }, () => fetch(`${server.url}/users/sign_in`)))
+      expect(pages.map((p) => p.status).sort()).toEqual([200, 200, 200, 200, 429, 429, 429])
+      const refused = pages.find((p) => p.status === 429)
+      expect(Number(refused?.headers.get('retry-after'))).toBeGreaterThan(0)
+      const sessions = await server.db.selectFrom('sessions').select('id_digest').execute()
+      expect(sessions).toHaveLength(5)
+      // the same address, the same count: sign-up pages and device grants meet the limit too
+      expect((await fetch(`${server.url}/users/sign_up`)).status).toBe(429)
+      const device = await postForm(server.url, '/oauth/authorize_device', { client_id: application.uid })
+      expect([device.status, device.body.error]).toEqual([429, 'temporarily_unavailable'])
+      // a browser that has its session makes nothing new: it is not counted
+      expect((await visitor.request('/users/sign_in')).status).toBe(200)
+    } finally {
+      await server.close()
+    }
   })
 })

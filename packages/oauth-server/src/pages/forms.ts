@@ -61,6 +61,17 @@ export function refuseForm(
 }
 
 /** 429 with Retry-After, after too many failures of the account or the address. */
+/** 429 for an address that opened too many sessions (see `ensureSession`). */
+export function tooManyRequests(reply: FastifyReply, wait: number) {
+  reply.header('retry-after', String(wait))
+  return sendErrorPage(
+    reply,
+    429,
+    'Too many requests',
+    `Too many new visits from this address. Try again in ${wait} seconds.`,
+  )
+}
+
 export function tooManyAttempts(reply: FastifyReply, what: string, wait: number) {
   reply.header('retry-after', String(wait))
   return sendErrorPage(reply, 429, 'Too many attempts', `Too many failed ${what}. Try again in ${wait} seconds.`)

@@ -74,8 +74,19 @@ export async function startSession(
   return { rawId, row }
 }
 
-export async function ensureSession(request: FastifyRequest, reply: FastifyReply, context: Context): Promise<Session> {
-  return (await loadSession(request, context)) ?? startSession(reply, context, undefined)
+/**
+ * The caller's session, or a new one; a new one is a row made for a caller nobody knows yet, so
+ * an address may open so many per window (`throttle.anonymous`): past it, the seconds to wait.
+ */
+export async function ensureSession(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  context: Context & Pick<OAuthServices, 'throttle'>,
+): Promise<Session | { wait: number }> {
+  const current = await loadSession(request, context)
+  if (current) return current
+  const wait = await context.throttle.anonymous(request.ip)
+  return wait === undefined ? startSession(reply, context, undefined) : { wait }
 }
 
 export async function endSession(reply: FastifyReply, context: Context, session: Session | undefined) {

@@ -11,7 +11,7 @@ import { DEVICE_CODE_TTL, DEVICE_POLL_INTERVAL } from '../domain/lifetimes.ts'
 import { resolveScopes } from '../domain/scopes.ts'
 import { digest, generateSecret } from '../domain/secrets.ts'
 import { generateUserCode, normalizeUserCode } from '../domain/user-codes.ts'
-import { InvalidClient, InvalidScope, UnauthorizedClient } from '../errors.ts'
+import { InvalidClient, InvalidScope, TemporarilyUnavailable, UnauthorizedClient } from '../errors.ts'
 import { authenticateClient, readClientCredentials } from '../grants/client-auth.ts'
 import { routePlugin } from '../oauth-app.ts'
 import { noStore, requireFormBody } from '../oauth-endpoints.ts'
@@ -70,6 +70,10 @@ export const deviceRoutes = routePlugin('oauth-device-routes', (app) => {
     },
     async (request, reply) => {
       noStore(reply)
+      // each answer is a grant row: a caller nobody knows yet may make so many per window
+      const wait = await app.throttle.anonymous(request.ip)
+      if (wait !== undefined)
+        throw new TemporarilyUnavailable('Too many device authorizations from this address.', wait)
       requireFormBody(request)
       const body = request.body as Record<string, string | undefined>
       const credentials = readClientCredentials(request.headers.authorization, body)

@@ -2,7 +2,7 @@
 import Type from 'typebox'
 import { checkPassword, checkSecondFactor, completeSignIn } from '../credentials.ts'
 import { routePlugin } from '../oauth-app.ts'
-import { field, refuseForm, safeReturnTo, tooManyAttempts } from '../pages/forms.ts'
+import { field, refuseForm, safeReturnTo, tooManyAttempts, tooManyRequests } from '../pages/forms.ts'
 import { sendPage } from '../pages/layout.ts'
 import { csrfToken, endSession, ensureSession, formSession, loadSession, startSession } from '../pages/session.ts'
 import { signInPage, twoFactorPage } from '../pages/views/sign-in.ts'
@@ -33,11 +33,12 @@ export const signInRoutes = routePlugin('oauth-sign-in-routes', (app) => {
         tags: ['Pages'],
         summary: 'Sign-in page',
         querystring: ReturnQuery,
-        response: { 200: HtmlPage('Form') },
+        response: { 200: HtmlPage('Form'), 429: HtmlPage('Too many new visits from this address (Retry-After)') },
       },
     },
     async (request, reply) => {
       const session = await ensureSession(request, reply, app)
+      if ('wait' in session) return tooManyRequests(reply, session.wait)
       const query = request.query as Record<string, unknown>
       return sendPage(
         reply,

@@ -5,7 +5,7 @@ import { completeSignIn } from '../credentials.ts'
 import type { User } from '../db/schema.ts'
 import { routePlugin } from '../oauth-app.ts'
 import { notFound } from '../pages/account-routes.ts'
-import { field, refuseForm } from '../pages/forms.ts'
+import { field, refuseForm, tooManyRequests } from '../pages/forms.ts'
 import { sendPage } from '../pages/layout.ts'
 import { csrfToken, ensureSession, formSession, startSession } from '../pages/session.ts'
 import { type SignUpForm, signUpPage } from '../pages/views/sign-in.ts'
@@ -20,12 +20,17 @@ export const signUpRoutes = routePlugin('oauth-sign-up-routes', (app) => {
       schema: {
         tags: ['Pages'],
         summary: 'Registration page (when sign-up is enabled)',
-        response: { 200: HtmlPage('Form'), 404: HtmlPage('Sign-up is disabled') },
+        response: {
+          200: HtmlPage('Form'),
+          404: HtmlPage('Sign-up is disabled'),
+          429: HtmlPage('Too many new visits from this address (Retry-After)'),
+        },
       },
     },
     async (request, reply) => {
       if (!app.settings.signupEnabled) return notFound(reply)
       const session = await ensureSession(request, reply, app)
+      if ('wait' in session) return tooManyRequests(reply, session.wait)
       const page = signUpPage({ csrf: csrfToken(session), form: { username: '', email: '', name: '' }, errors: [] })
       return sendPage(reply, 200, 'Register', page)
     },
