@@ -251,6 +251,18 @@ describe('what an anonymous caller may make per address and window', () => {
       expect([device.status, device.body.error]).toEqual([429, 'temporarily_unavailable'])
       // a browser that has its session makes nothing new: it is not counted
       expect((await visitor.request('/users/sign_in')).status).toBe(200)
+      // but each sign-up it posts (a password hashed, perhaps an account made) is
+      const form = formFields(await (await visitor.request('/users/sign_in')).text())
+      const signUp = await visitor.request('/users/sign_up', {
+        form: {
+          csrf_token: form.csrf_token as string,
+          username: 'newbie',
+          email: 'n@example.org',
+          name: 'N',
+          password: 'long enough password',
+        },
+      })
+      expect(signUp.status).toBe(429)
     } finally {
       await server.close()
     }

@@ -56,6 +56,7 @@ export const signUpRoutes = routePlugin('oauth-sign-up-routes', (app) => {
           403: HtmlPage('Missing or wrong CSRF token'),
           404: HtmlPage('Sign-up is disabled'),
           422: HtmlPage('The form again, with its errors and the input kept'),
+          429: HtmlPage('Too many new visits from this address (Retry-After)'),
         },
       },
     },
@@ -63,6 +64,9 @@ export const signUpRoutes = routePlugin('oauth-sign-up-routes', (app) => {
       if (!app.settings.signupEnabled) return notFound(reply)
       const session = await formSession(request, app)
       if (!session) return refuseForm(reply)
+      // each attempt hashes a password and may make an account: counted like a new visit
+      const wait = await app.throttle.anonymous(request.ip)
+      if (wait !== undefined) return tooManyRequests(reply, wait)
       const form: SignUpForm = {
         username: (field(request.body, 'username') ?? '').trim(),
         email: (field(request.body, 'email') ?? '').trim(),
