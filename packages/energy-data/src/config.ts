@@ -27,6 +27,16 @@ const EnergyConfigSchema = Type.Object({
     description:
       'Most exports of several slices one process streams at once (each holds about three slices in memory); more: 503',
   }),
+  ENERGY_MAX_STREAMS_PER_CREDENTIAL: Type.Integer({
+    minimum: 1,
+    default: 4,
+    description: 'Most of those exports one API key, token holder or address streams at once; more: 429',
+  }),
+  ENERGY_STREAM_IDLE_SECONDS: Type.Integer({
+    minimum: 1,
+    default: 30,
+    description: 'An export whose client reads nothing for this long is closed, freeing its place',
+  }),
   ENERGY_CACHE_MB: Type.Number({
     minimum: 0,
     default: 32,
@@ -140,6 +150,10 @@ export interface EnergySettings {
   maxRows: number
   /** Most multi-slice exports streamed at once by this process. */
   maxStreams: number
+  /** Most of them one credential or address holds. */
+  maxStreamsPerCredential: number
+  /** Seconds an export may wait on a client that reads nothing. */
+  streamIdleSeconds: number
   /** Most bytes of /data answers of past windows kept in memory (ENERGY_CACHE_MB); 0 = no cache. */
   cacheBytes: number
   /** The public views need a key too. */
@@ -168,6 +182,8 @@ export function settingsFromConfig(config: EnergyConfig): EnergySettings {
     zone: config.ENERGY_TIMEZONE,
     maxRows: config.ENERGY_MAX_ROWS,
     maxStreams: config.ENERGY_MAX_STREAMS,
+    maxStreamsPerCredential: config.ENERGY_MAX_STREAMS_PER_CREDENTIAL,
+    streamIdleSeconds: config.ENERGY_STREAM_IDLE_SECONDS,
     cacheBytes: Math.floor(config.ENERGY_CACHE_MB * 1024 * 1024),
     requireKeyEverywhere: config.ENERGY_REQUIRE_KEY_EVERYWHERE,
     rateLimitPublic: config.ENERGY_RATE_LIMIT_PUBLIC,

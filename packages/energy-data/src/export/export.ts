@@ -25,8 +25,12 @@ interface ExportBody {
 /** What an export needs from the response it feeds. */
 interface ExportContext {
   log: FastifyBaseLogger
+  /** Whose export it is (the credential's rate-limit key): each may hold so many streams at once. */
+  holder: string
   /** Runs `listener` once the response has closed, whether it ended, failed or its client went away. */
   onClose(listener: () => void): void
+  /** Closes the response when nothing could be sent to its client for `ms` (it stopped reading). */
+  closeWhenIdle(ms: number): void
 }
 
 interface ExporterOptions {
@@ -35,6 +39,10 @@ interface ExporterOptions {
   maxRows: number
   /** Most multi-slice exports streamed at once by this process. */
   maxStreams: number
+  /** Most of them one credential (or address) holds at once. */
+  maxStreamsPerHolder: number
+  /** A stream whose client reads nothing for this long is closed, freeing its place. */
+  streamIdleMs: number
   /** Answers of windows wholly in the past (one slice), dropped when data is written for them. */
   cache: WindowCache
   /** The service's clock: what lies wholly before it is the past. */
@@ -70,6 +78,7 @@ export function createExporter(options: ExporterOptions) {
   // each open export holds about three slices in memory however slowly its client reads:
   // bounding their number bounds the memory a crowd of slow clients can pin
   let openStreams = 0
+  const heldBy = new Map<string, number>()
 
   async function capRows(request: ExportRequest, plan: Awaited<ReturnType<typeof planSeries>>): Promise<void> {
     if (plan.bound <= options.maxRows) return
@@ -89,14 +98,31 @@ export function createExporter(options: ExporterOptions) {
     ])
   }
 
-  /** A place among the streaming exports until the response closes, or 503 when they are all taken. */
+  /**
+   * A place among the streaming exports until the response closes: 429 when the credential holds
+   * its share already (one caller cannot take every place), 503 when they are all taken. A client
+   * that stops reading loses its place after `streamIdleMs`.
+   */
   function enterGate(context: ExportContext): void {
+    const held = heldBy.get(context.holder) ?? 0
+    if (held >= options.maxStreamsPerHolder) {
+      throw new DetailError(
+        429,
+        `Too many exports in progress for this credential (at most ${options.maxStreamsPerHolder}); retry when one ends`,
+        { headers: { 'retry-after': '5' } },
+      )
+    }
     if (openStreams >= options.maxStreams) {
       throw new DetailError(503, 'Too many exports in progress; retry shortly', { headers: { 'retry-after': '5' } })
     }
     openStreams++
+    heldBy.set(context.holder, held + 1)
+    context.closeWhenIdle(options.streamIdleMs)
     context.onClose(() => {
       openStreams--
+      const left = (heldBy.get(context.holder) ?? 1) - 1
+      if (left > 0) heldBy.set(context.holder, left)
+      else heldBy.delete(context.holder)
     })
   }
 

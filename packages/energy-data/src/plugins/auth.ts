@@ -84,6 +84,17 @@ export function securitySchemes(oauth: IntrospectionSettings | undefined) {
 
 const INFRASTRUCTURE = /^\/($|favicon\.ico$|health\/|docs|openapi\.json|metrics)/
 
+/**
+ * Whose request it is, for what is counted per caller (the request rate, the streams held): the
+ * API key, the application and user of an access token however many tokens they mint, else the
+ * client address.
+ */
+export function credentialKey(request: FastifyRequest): string {
+  if (request.apiKey) return `key:${request.apiKey.id}`
+  if (request.bearer) return `client:${request.bearer.clientId ?? '-'}:user:${request.bearer.username ?? '-'}`
+  return `ip:${request.ip}`
+}
+
 /** The guard a route runs under; undefined for the platform's own routes. */
 export function routeAuth(request: FastifyRequest): RouteAuth | undefined {
   const declared = request.routeOptions.config.auth

@@ -27,7 +27,15 @@ export const exporterPlugin = fp(
     })
     app.decorate(
       'exporter',
-      createExporter({ pool, maxRows: settings.maxRows, maxStreams: settings.maxStreams, cache, now }),
+      createExporter({
+        pool,
+        maxRows: settings.maxRows,
+        maxStreams: settings.maxStreams,
+        maxStreamsPerHolder: settings.maxStreamsPerCredential,
+        streamIdleMs: settings.streamIdleSeconds * 1000,
+        cache,
+        now,
+      }),
     )
     app.addHook('onClose', async () => {
       await cache.close()

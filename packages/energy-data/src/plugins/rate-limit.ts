@@ -3,7 +3,7 @@ import fp from 'fastify-plugin'
 import { Redis } from 'ioredis'
 import type { EnergyApp } from '../energy-app.ts'
 import { DetailError } from '../errors.ts'
-import { routeAuth } from './auth.ts'
+import { credentialKey, routeAuth } from './auth.ts'
 
 /**
  * Every route registered after this plugin is limited: per API key, or per application and user
@@ -25,13 +25,7 @@ export const rateLimitPlugin = fp(
       // a counter store that fails must not take the API down with it
       skipOnError: true,
       allowList: (request) => routeAuth(request) === undefined,
-      keyGenerator: (request) =>
-        request.apiKey
-          ? `key:${request.apiKey.id}`
-          : request.bearer
-            ? // one count per application and user, however many tokens they mint
-              `client:${request.bearer.clientId ?? '-'}:user:${request.bearer.username ?? '-'}`
-            : `ip:${request.ip}`,
+      keyGenerator: credentialKey,
       max: (request) => (request.apiKey || request.bearer ? settings.rateLimitKey : settings.rateLimitPublic),
       errorResponseBuilder: (_request, context) =>
         new DetailError(

@@ -7,7 +7,7 @@ import { dataDefaults, resolveWindow } from '../domain/window.ts'
 import { routePlugin } from '../energy-app.ts'
 import { attachment, type DataFormat, FORMAT_BY_MEDIA_TYPE } from '../export/encoders.ts'
 import { preferredByAccept } from '../negotiation.ts'
-import { apiKeyHeaders, apiKeySecurity } from '../plugins/auth.ts'
+import { apiKeyHeaders, apiKeySecurity, credentialKey } from '../plugins/auth.ts'
 import type { SeriesSource } from '../repositories/measurements.ts'
 import { meterIdRange, unknownMeterIds } from '../repositories/metadata.ts'
 import { DetailResponse, HTTPValidationError, keyErrorResponses } from '../schemas/errors.ts'
@@ -70,8 +70,15 @@ export const dataRoutes = routePlugin('energy-data-routes', (app) => {
       },
       {
         log: reply.log,
+        holder: credentialKey(reply.request),
         // a client gone before the export starts has closed its response already
         onClose: (listener) => (reply.raw.destroyed ? listener() : reply.raw.once('close', listener)),
+        // the socket's own idle timer: nothing sent or received for `ms` while the body waits on
+        // a client that does not read
+        closeWhenIdle: (ms) => {
+          reply.raw.setTimeout(ms, () => reply.raw.destroy())
+          reply.raw.once('close', () => reply.raw.socket?.setTimeout(0))
+        },
       },
     )
     const disposition = attachment(query.data_format, {

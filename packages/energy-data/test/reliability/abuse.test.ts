@@ -278,3 +278,49 @@ describe('failed authentications per address', () => {
     }
   })
 })
+
+describe('export places per credential, and clients that stop reading', () => {
+  let h: Harness
+  beforeAll(async () => {
+    h = await startHarness({
+      data: month,
+      settings: { maxStreams: 10, maxStreamsPerCredential: 2, streamIdleSeconds: 1, rateLimitKey: 10_000 },
+      listen: true,
+    })
+  })
+  afterAll(async () => h?.close())
+
+  it('one key holds at most its share (429), others still stream; a stalled stream is closed and frees its place', async () => {
+    const greedy = await h.key(['*'], 'greedy')
+    const other = await h.key(['*'], 'other')
+    // 6 MB each: more than the socket buffers hold, so a client that stops reading stalls the server
+    const target = await manySlicesTarget(h.db, 'raw', 13)
+    const stalled: Array<import('node:http').IncomingMessage> = []
+    const held = Array.from({ length: 2 }, () =>
+      download(h.base, target, { 'x-api-key': greedy }, (response) => {
+        if (stalled.includes(response)) return
+        stalled.push(response)
+        response.pause()
+      }),
+    )
+    while (stalled.length < 2) await sleep(20)
+    const third = await fetch(`${h.base}${target}`, { headers: { 'x-api-key': greedy } })
+    expect(third.status).toBe(429)
+    expect(third.headers.get('retry-after')).toBe('5')
+    await third.arrayBuffer()
+    const theirs = await download(h.base, target, { 'x-api-key': other })
+    expect([theirs.status, theirs.complete]).toEqual([200, true])
+    // nobody reads the held streams: the server closes them (after a second here), freeing a place
+    // for the same key with no help from its client
+    let again = await download(h.base, target, { 'x-api-key': greedy })
+    for (let tries = 0; again.status === 429 && tries < 100; tries++) {
+      await sleep(100)
+      again = await download(h.base, target, { 'x-api-key': greedy })
+    }
+    expect([again.status, again.complete]).toEqual([200, true])
+    // what the stalled clients then read was cut short: the server closed them, they never ended
+    for (const response of stalled) response.resume()
+    const cut = await Promise.all(held)
+    expect(cut.filter((answer) => !answer.complete).length).toBeGreaterThanOrEqual(1)
+  })
+})
