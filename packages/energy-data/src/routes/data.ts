@@ -71,8 +71,19 @@ export const dataRoutes = routePlugin('energy-data-routes', (app) => {
       {
         log: reply.log,
         holder: credentialKey(reply.request),
-        // a client gone before the export starts has closed its response already
-        onClose: (listener) => (reply.raw.destroyed ? listener() : reply.raw.once('close', listener)),
+        // a client gone before the export starts has closed its response already; a response
+        // that does not emit 'close' once written (an injected request) is done at 'finish'
+        onClose: (listener) => {
+          if (reply.raw.destroyed) return listener()
+          let called = false
+          const once = () => {
+            if (called) return
+            called = true
+            listener()
+          }
+          reply.raw.once('close', once)
+          reply.raw.once('finish', once)
+        },
         // the socket's own idle timer: nothing sent or received for `ms` while the body waits on
         // a client that does not read
         closeWhenIdle: (ms) => {

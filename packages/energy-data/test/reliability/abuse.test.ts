@@ -43,6 +43,8 @@ describe('abuse of the data API', () => {
       ENERGY_DATABASE_URL: database.url,
       ENERGY_RATE_LIMIT_KEY: '100000',
       ENERGY_MAX_ROWS: String(MAX_ROWS),
+      // one key holds every stream of these tests (the cap per credential is tested on its own)
+      ENERGY_MAX_STREAMS_PER_CREDENTIAL: '1000',
     })
     // every meter, a month of quarter hours: far over the row limit
     all = {

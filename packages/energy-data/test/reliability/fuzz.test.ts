@@ -42,7 +42,7 @@ describe('fuzzing the data API from its OpenAPI document', () => {
     // limits high enough that 429 does not hide what the routes answer
     h = await startHarness({
       data: seeded({ from: '2025-03-29', to: '2025-04-01', seed: '5' }),
-      settings: { rateLimitKey: 1_000_000, rateLimitPublic: 1_000_000 },
+      settings: { rateLimitKey: 1_000_000, rateLimitPublic: 1_000_000, rateLimitFailedAuth: 1_000_000 },
       now: () => NOW,
       listen: true,
     })

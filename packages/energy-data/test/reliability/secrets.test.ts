@@ -26,6 +26,7 @@ describe.runIf(onServer)('no API key in the database dump or the logs', () => {
       LOG_LEVEL: 'debug',
       ENERGY_RATE_LIMIT_KEY: '100000',
       ENERGY_RATE_LIMIT_PUBLIC: '100000',
+      ENERGY_RATE_LIMIT_FAILED_AUTH: '100000',
     })
   })
   afterAll(async () => {
