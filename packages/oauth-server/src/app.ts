@@ -9,7 +9,7 @@ import { oauthCorsPolicies } from './cors.ts'
 import type { OAuthDB } from './db/schema.ts'
 import { oauthErrors } from './errors.ts'
 import { changesPlugin } from './plugins/changes.ts'
-import { databasePlugin } from './plugins/database.ts'
+import { databasePlugin, tokensPurged } from './plugins/database.ts'
 import { frameworkResponsesPlugin } from './plugins/framework-responses.ts'
 import { openidPlugin } from './plugins/openid.ts'
 import { settingsPlugin } from './plugins/settings.ts'
@@ -62,7 +62,8 @@ export async function buildApp(options: OAuthAppOptions): Promise<FastifyInstanc
   ).withTypeProvider<TypeBoxTypeProvider>()
 
   await app.register(settingsPlugin, { settings })
-  await app.register(databasePlugin, { database: options.database })
+  const purged = tokensPurged()
+  await app.register(databasePlugin, { database: options.database, settings, purged })
   await app.register(throttlePlugin, { throttle: options.throttle })
   await app.register(changesPlugin, {
     pool: options.database.pool,
@@ -77,6 +78,7 @@ export async function buildApp(options: OAuthAppOptions): Promise<FastifyInstanc
     db: options.database.db,
     migrations: readMigrations(oauthService.migrationsDir),
     metricsToken: settings.metricsToken,
+    metrics: [purged],
     cors: oauthCorsPolicies,
     pathHeaders: oauthPathHeaders(settings),
     parameterRules: [NUL_FREE],

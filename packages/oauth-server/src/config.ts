@@ -55,6 +55,12 @@ export const OAuthConfigSchema = Type.Object({
     description:
       'Requests per client IP and window that make state for a caller nobody knows yet (a sign-in or sign-up page that opens a session, a device authorization)',
   }),
+  OAUTH_TOKEN_RETENTION_DAYS: Type.Integer({
+    minimum: 1,
+    default: 30,
+    description:
+      'Days an ended token is kept before it is purged: access tokens expired or revoked (with their refresh tokens once those are revoked or rotated), personal access tokens revoked or past their expiry date',
+  }),
   OAUTH_TOKEN_CACHE_SECONDS: Type.Integer({
     minimum: 0,
     maximum: 60,
@@ -83,6 +89,8 @@ export interface OAuthSettings {
   redisUrl?: string | undefined
   redisPrefix?: string
   tokenCacheSeconds: number
+  /** Days an ended token is kept before the sweep purges it. */
+  tokenRetentionDays: number
   /** Check the invalidation channel before trusting a cache hit (see cache-invalidation.ts). */
   cacheSync?: boolean
   /** 32-byte key sealing secrets the server must read back (TOTP seeds). */
@@ -112,6 +120,7 @@ export function settingsFromConfig(config: OAuthConfig, secretKey: Buffer = load
     redisUrl: config.REDIS_URL,
     redisPrefix: config.OAUTH_REDIS_PREFIX,
     tokenCacheSeconds: config.OAUTH_TOKEN_CACHE_SECONDS,
+    tokenRetentionDays: config.OAUTH_TOKEN_RETENTION_DAYS,
     cacheSync: config.OAUTH_CACHE_SYNC,
     secretKey,
     metricsToken: config.METRICS_TOKEN,

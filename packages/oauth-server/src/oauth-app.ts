@@ -8,12 +8,15 @@ import type { Changes } from './changes/commit.ts'
 import type { OAuthSettings } from './config.ts'
 import type { OAuthDB } from './db/schema.ts'
 import type { OpenIdKeys } from './openid.ts'
+import type { Purged } from './repositories/token-purge.ts'
 import type { Throttle } from './throttle.ts'
 
 /** The decorations, each added by the capability plugin named beside it. */
 export interface OAuthServices {
   /** `oauth-database` */
   db: Kysely<OAuthDB>
+  /** `oauth-database`: deletes what has expired, and the tokens ended before the retention */
+  sweep: () => Promise<Purged>
   /** `oauth-settings`: read on every request, so a test may set the issuer once it knows its port */
   settings: OAuthSettings
   /** `oauth-throttle`: failed sign-in counters */

@@ -1,25 +1,50 @@
-import type { Database } from '@campus/shared'
+import { type Database, serviceCounter } from '@campus/shared'
 import fp from 'fastify-plugin'
+import type { OAuthSettings } from '../config.ts'
 import type { OAuthDB } from '../db/schema.ts'
 import { deleteExpiredAuthorizationCodes } from '../repositories/codes.ts'
 import { deleteExpiredDeviceGrants } from '../repositories/device-grants.ts'
 import { deleteExpiredSessions } from '../repositories/sessions.ts'
+import { type Purged, purgeEndedTokens } from '../repositories/token-purge.ts'
 
 const SWEEP_INTERVAL_MS = 10 * 60_000
 
-/** Decorates `db`; sweeps expired sessions, codes and device grants now and then (any instance may do it). */
+/** What `/metrics` says of the sweep: tokens purged, by kind. */
+export const tokensPurged = () =>
+  serviceCounter('oauth_tokens_purged_total', 'Ended tokens purged after the retention, by kind', ['kind'])
+
+/**
+ * Decorates `db` and `sweep`: expired sessions, codes and device grants, and tokens ended more
+ * than OAUTH_TOKEN_RETENTION_DAYS ago, deleted now and then (any instance may do it; the purge
+ * skips rows another instance holds). `purged` is the counter /metrics shows.
+ */
 export const databasePlugin = fp(
-  async (app, options: { database: Database<OAuthDB> }) => {
+  async (
+    app,
+    options: {
+      database: Database<OAuthDB>
+      settings: Pick<OAuthSettings, 'tokenRetentionDays'>
+      purged: ReturnType<typeof tokensPurged>
+    },
+  ) => {
     const { db } = options.database
     app.decorate('db', db)
-    const sweep = setInterval(() => {
-      deleteExpiredSessions(db)
-        .then(() => deleteExpiredAuthorizationCodes(db))
-        .then(() => deleteExpiredDeviceGrants(db))
-        .catch((error: unknown) => app.log.warn({ err: error }, 'sweeping expired sessions and codes failed'))
+    const sweep = async (): Promise<Purged> => {
+      await deleteExpiredSessions(db)
+      await deleteExpiredAuthorizationCodes(db)
+      await deleteExpiredDeviceGrants(db)
+      const purged = await purgeEndedTokens(db, options.settings.tokenRetentionDays)
+      for (const [kind, count] of Object.entries(purged)) options.purged.inc({ kind }, count)
+      return purged
+    }
+    app.decorate('sweep', sweep)
+    const timer = setInterval(() => {
+      sweep().catch((error: unknown) =>
+        app.log.warn({ err: error }, 'sweeping expired sessions, codes and tokens failed'),
+      )
     }, SWEEP_INTERVAL_MS)
-    sweep.unref()
-    app.addHook('onClose', async () => clearInterval(sweep))
+    timer.unref()
+    app.addHook('onClose', async () => clearInterval(timer))
   },
   { name: 'oauth-database' },
 )

@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { collectDefaultMetrics, Registry } from 'prom-client'
+import { Counter, collectDefaultMetrics, type Metric, Registry } from 'prom-client'
 import type { ErrorFormat } from '../errors.ts'
 import { type DurationSeries, RequestDurations } from './durations.ts'
 
@@ -33,6 +33,13 @@ function sendsToken(request: FastifyRequest, token: string): boolean {
 }
 
 /**
+ * A counter of something a service does on its own (not a request), shown at /metrics once the
+ * platform is given it (`PlatformOptions.metrics`).
+ */
+export const serviceCounter = <Label extends string>(name: string, help: string, labelNames: readonly Label[]) =>
+  new Counter<Label>({ name, help, labelNames, registers: [] })
+
+/**
  * Prometheus text at /metrics: process metrics plus request durations by route and status.
  * Each route records its own answers; `recordUnmatched` records an answer no route gave (a 404
  * of the router), for the platform's onResponse hook to call.
@@ -41,12 +48,14 @@ export function registerMetrics(
   app: FastifyInstance,
   service: string,
   access: MetricsAccess,
+  extra: readonly Metric[] = [],
 ): { recordUnmatched: (request: FastifyRequest, reply: FastifyReply) => void } {
   const registry = new Registry()
   registry.setDefaultLabels({ service })
   collectDefaultMetrics({ register: registry })
   const durations = new RequestDurations()
   registry.registerMetric(durations as never)
+  for (const metric of extra) registry.registerMetric(metric)
   /** The series of one route's answers, one per status. */
   const recorder = (method: string, route: string) => {
     const byStatus = new Map<number, DurationSeries>()

@@ -5,6 +5,7 @@ import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify'
 import type { Kysely } from 'kysely'
 import type { OpenAPIV3_1 } from 'openapi-types'
+import type { Metric } from 'prom-client'
 import type { MigrationFile } from '../db/migrator.ts'
 import { type ErrorFormat, HttpError } from '../errors.ts'
 import { type CorsPolicies, corsStep, pathOf, registerUnansweredOptions } from './cors.ts'
@@ -20,6 +21,8 @@ export interface PlatformOptions<DB> {
   migrations: MigrationFile[]
   /** Bearer token /metrics requires (METRICS_TOKEN); unset, only this machine may read them. */
   metricsToken?: string | undefined
+  /** The service's own metrics (`serviceCounter`), shown at /metrics beside the platform's. */
+  metrics?: readonly Metric[]
   /** Which paths answer other origins, and how (see cors.ts); absent: none. */
   cors?: CorsPolicies
   /**
@@ -85,7 +88,7 @@ export async function registerPlatform<DB>(app: FastifyInstance, options: Platfo
   const { errors } = options
 
   // first: its onRoute hook gives every route added after it a recorder of its answers
-  const metrics = registerMetrics(app, options.service, { token: options.metricsToken, errors })
+  const metrics = registerMetrics(app, options.service, { token: options.metricsToken, errors }, options.metrics)
 
   // One hook per phase, each a plain callback, for every request: an async hook costs a promise
   // and a turn of the microtask queue, and each hook a step of Fastify's iteration (four hooks
