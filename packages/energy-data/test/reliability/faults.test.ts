@@ -1,3 +1,4 @@
+import { Agent, request } from 'node:http'
 import { createDatabase } from '@campus/shared'
 import { startTcpProxy, type TcpProxy, type TestDatabase } from '@campus/shared/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -116,7 +117,12 @@ describe('SIGTERM during load on a server process', () => {
 
   it('finishes the requests in flight (a long stream included), refuses new ones and exits 0', async () => {
     const key = await apiKey(database.db, ['*'], 'sigterm')
-    const server = await startEnergyProcess({ ENERGY_DATABASE_URL: database.url, ENERGY_RATE_LIMIT_KEY: '100000' })
+    // six exports of one key at once: past the default cap per credential
+    const server = await startEnergyProcess({
+      ENERGY_DATABASE_URL: database.url,
+      ENERGY_RATE_LIMIT_KEY: '100000',
+      ENERGY_MAX_STREAMS_PER_CREDENTIAL: '8',
+    })
     try {
       const target = await manySlicesTarget(database.db, 'csv')
       const whole = await download(server.url, target, { 'x-api-key': key })
@@ -166,6 +172,52 @@ describe('SIGTERM during load on a server process', () => {
           .map((a) => a.body.length)
           .join(', ')} bytes) all complete, request after the signal: ${late.status || late.error}, exit ${code}\n`,
       )
+    } finally {
+      await server.stop()
+    }
+  })
+
+  it('stopped under a load of short requests on kept-alive connections: no error is logged, each answer is whole or refused', async () => {
+    const key = await apiKey(database.db, ['*'], 'sigterm-load')
+    const server = await startEnergyProcess({ ENERGY_DATABASE_URL: database.url, ENERGY_RATE_LIMIT_KEY: '1000000' })
+    try {
+      const agent = new Agent({ keepAlive: true, maxSockets: 64 })
+      const day = (i: number) =>
+        `/data/pv?start_datetime=2025-05-${String(1 + (i % 28)).padStart(2, '0')}%2000:00:00&end_datetime=2025-05-${String(1 + (i % 28)).padStart(2, '0')}%2023:45:00`
+      const outcomes = new Map<string, number>()
+      const count = (outcome: string) => outcomes.set(outcome, (outcomes.get(outcome) ?? 0) + 1)
+      let stopAt = Number.POSITIVE_INFINITY
+      // 64 clients, each sending one request after another until half a second past the signal
+      const client = async (id: number) => {
+        for (let i = id; performance.now() < stopAt; i += 64) {
+          const answer = await new Promise<string>((resolve) => {
+            const req = request(`${server.url}${day(i)}`, { agent, headers: { 'x-api-key': key } }, (response) => {
+              response.resume()
+              response.on('end', () => resolve(String(response.statusCode)))
+              response.on('error', () => resolve('cut'))
+            })
+            req.on('error', () => resolve('refused'))
+            req.end()
+          })
+          count(answer)
+          if (answer === 'refused') await sleep(10)
+        }
+      }
+      const clients = Array.from({ length: 64 }, (_, id) => client(id))
+      while ((outcomes.get('200') ?? 0) < 500) await sleep(10)
+      server.child.kill('SIGTERM')
+      stopAt = performance.now() + 500
+      await Promise.all(clients)
+      agent.destroy()
+      const code = await server.exited
+      const errors = server.logs.filter(
+        (line) => line.startsWith('{') && (JSON.parse(line) as { level: number }).level >= 50,
+      )
+      expect(errors).toEqual([])
+      expect(code).toBe(0)
+      // a request is answered whole (200), refused while closing (503), or finds no server: never cut
+      expect([...outcomes.keys()].filter((outcome) => !['200', '503', 'refused'].includes(outcome))).toEqual([])
+      process.stdout.write(`energy SIGTERM under load: ${JSON.stringify(Object.fromEntries(outcomes))}, exit ${code}\n`)
     } finally {
       await server.stop()
     }
