@@ -17,6 +17,7 @@ import { throttlePlugin } from './plugins/throttle.ts'
 import { oauthPathHeaders } from './response-headers.ts'
 import { adminPageRoutes } from './routes/admin-pages.ts'
 import { apiRoutes } from './routes/api.ts'
+import { apiApplicationRoutes } from './routes/api-applications.ts'
 import { assetRoutes } from './routes/assets.ts'
 import { authorizeRoutes } from './routes/authorize.ts'
 import { deviceRoutes } from './routes/device.ts'
@@ -106,6 +107,14 @@ export async function buildApp(options: OAuthAppOptions): Promise<FastifyInstanc
   })
   // repeated parameters arrive as arrays and are refused where RFC 6749 3.1 / 3.2 asks
   await app.register(formbody)
+  // GitLab's clients send `Content-Type: application/json` with no body on a DELETE (python-gitlab),
+  // which GitLab reads as no attributes: an empty JSON body is none, anything else is parsed as
+  // Fastify parses it (prototype poisoning refused)
+  const parseJson = app.getDefaultJsonParser('error', 'error')
+  app.removeContentTypeParser('application/json')
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) =>
+    body.length === 0 ? done(null, undefined) : parseJson(request, String(body), done),
+  )
   // the pages keep a session in a cookie; no other route reads or sets one, so only they pay
   // for the cookie hooks (the API answers thousands of requests a second)
   await app.register(async (pages) => {
@@ -131,6 +140,7 @@ export async function buildApp(options: OAuthAppOptions): Promise<FastifyInstanc
     tokenInfoRoutes,
     revokeIntrospectRoutes,
     apiRoutes,
+    apiApplicationRoutes,
   ]) {
     await app.register(routes)
   }

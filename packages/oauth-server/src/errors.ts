@@ -170,6 +170,17 @@ export class ApiError extends HttpError {
   }
 }
 
+/** A parameter GitLab's API refuses by its own check (not its schema): `{"error": "..."}`, as Grape renders it. */
+export class ApiParameterError extends HttpError {
+  constructor(message: string) {
+    super(400, message)
+  }
+
+  override body(): unknown {
+    return { error: this.message }
+  }
+}
+
 /** No credentials at all on an /api/v4 route (GitLab's body, RFC 6750 3.1 challenge without error). */
 export class Unauthenticated extends ApiError {
   constructor() {

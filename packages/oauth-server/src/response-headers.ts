@@ -15,7 +15,8 @@ export const API_JSON = 'application/json'
  */
 export const GITLAB_JSON = {
   onSend: (_request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (err: null, p: unknown) => void) => {
-    reply.header('content-type', API_JSON)
+    // a 204 has no body to type
+    if (reply.statusCode !== 204) reply.header('content-type', API_JSON)
     done(null, payload)
   },
 } as const

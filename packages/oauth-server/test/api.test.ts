@@ -1,6 +1,6 @@
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createPersonalAccessToken, createUser } from '../src/accounts.ts'
+import { createApplication, createPersonalAccessToken, createUser } from '../src/accounts.ts'
 import { basic, issueToken, seed, startServer, type TestServer } from './helpers.ts'
 
 let server: TestServer
@@ -197,6 +197,241 @@ describe('/api/v4 payloads', () => {
       user_id: f.bob.id,
     })
     expect(JSON.stringify(body)).not.toContain(token)
+  })
+})
+
+// The fields of GitLab's entities, from its source: lib/api/entities/user_safe.rb and
+// user_basic.rb (UserBasic), user.rb (User), user_public.rb (UserPublic)
+const USER_BASIC = ['id', 'username', 'name', 'state', 'locked', 'avatar_url', 'web_url']
+const USER = [
+  ...USER_BASIC,
+  ...['created_at', 'bio', 'location', 'public_email', 'skype', 'linkedin', 'twitter', 'discord', 'website_url'],
+  ...['organization', 'job_title', 'pronouns', 'bot', 'work_information', 'followers', 'following', 'local_time'],
+]
+const USER_PUBLIC = [
+  ...USER,
+  ...['last_sign_in_at', 'confirmed_at', 'last_activity_on', 'email', 'theme_id', 'color_scheme_id'],
+  ...['projects_limit', 'current_sign_in_at', 'identities', 'can_create_group', 'can_create_project'],
+  ...['two_factor_enabled', 'external', 'private_profile', 'commit_email'],
+]
+
+describe("GitLab's user entities, users by username, pagination, attributes in the query string", () => {
+  let admin: number
+  beforeAll(async () => {
+    admin = (await createUser(server.db, { username: 'pager-admin', password: 'long enough password', admin: true }))
+      .user.id
+    for (const n of [1, 2, 3, 4, 5]) {
+      await createUser(server.db, { username: `pager${n}`, password: 'long enough password', name: `Pager ${n}` })
+    }
+  })
+
+  it('GET /user is UserPublic, GET /users/:id is User, each of their fields present', async () => {
+    const me = (await get('/api/v4/user', bearer(await tokenWith(['read_user'])))).json()
+    expect(Object.keys(me).sort()).toEqual([...USER_PUBLIC].sort())
+    expect(me.web_url).toBe(`${server.settings.issuer}/alice`)
+    expect(me.avatar_url).toBeNull()
+    const bob = (await get(`/api/v4/users/${f.bob.id}`, bearer(await tokenWith(['read_api'])))).json()
+    expect(Object.keys(bob).sort()).toEqual([...USER].sort())
+  })
+
+  it('GET /users?username= finds one user (any case) as UserBasic, for anyone signed in; listing all is for administrators', async () => {
+    const token = await tokenWith(['read_user'])
+    const found = await get('/api/v4/users?username=BOB', bearer(token))
+    expect(found.statusCode).toBe(200)
+    expect(found.json()).toEqual([
+      {
+        id: f.bob.id,
+        username: 'bob',
+        name: 'Bob',
+        state: 'active',
+        locked: false,
+        avatar_url: null,
+        web_url: `${server.settings.issuer}/bob`,
+      },
+    ])
+    expect(found.headers['x-total']).toBe('1')
+    expect((await get('/api/v4/users?username=nobody', bearer(token))).json()).toEqual([])
+    const all = await get('/api/v4/users', bearer(token))
+    expect([all.statusCode, all.json()]).toEqual([
+      403,
+      { message: '403 Forbidden - Not authorized to access /api/v4/users' },
+    ])
+    expect((await get('/api/v4/users?username=bob&search=a', bearer(token))).statusCode).toBe(403)
+    const searched = await get('/api/v4/users?search=PAGER', bearer(await tokenWith(['read_user'], admin)))
+    expect(searched.json().map((u: { username: string }) => u.username)).toEqual([
+      'pager-admin',
+      ...[1, 2, 3, 4, 5].map((n) => `pager${n}`),
+    ])
+  })
+
+  it("pages as GitLab's offset pagination: page and per_page, every header, Link included", async () => {
+    const token = await tokenWith(['read_user'], admin)
+    const first = await get('/api/v4/users?search=pager&per_page=2', bearer(token))
+    expect(first.json().map((u: { username: string }) => u.username)).toEqual(['pager-admin', 'pager1'])
+    expect(first.headers).toMatchObject({
+      'x-page': '1',
+      'x-per-page': '2',
+      'x-next-page': '2',
+      'x-prev-page': '',
+      'x-total': '6',
+      'x-total-pages': '3',
+    })
+    const links = Object.fromEntries(
+      String(first.headers.link)
+        .split(', ')
+        .map((entry) => {
+          const [, href, rel] = /^<([^>]+)>; rel="(\w+)"$/.exec(entry) ?? []
+          const url = new URL(href as string)
+          return [
+            rel,
+            `${url.origin}${url.pathname} ${url.searchParams.get('search')} ${url.searchParams.get('page')}/${url.searchParams.get('per_page')}`,
+          ]
+        }),
+    )
+    // on the issuer, as GitLab builds them on its configured host
+    const users = `${server.settings.issuer}/api/v4/users pager`
+    expect(links).toEqual({ next: `${users} 2/2`, first: `${users} 1/2`, last: `${users} 3/2` })
+    const last = await get('/api/v4/users?search=pager&per_page=2&page=3', bearer(token))
+    expect(last.json().map((u: { username: string }) => u.username)).toEqual(['pager4', 'pager5'])
+    expect(last.headers).toMatchObject({ 'x-page': '3', 'x-next-page': '', 'x-prev-page': '2' })
+    const beyond = await get('/api/v4/users?search=pager&per_page=2&page=9', bearer(token))
+    expect([beyond.json(), beyond.headers['x-total-pages']]).toEqual([[], '3'])
+    // 20 by default, at most 100; below 1 is refused as GitLab refuses it
+    expect((await get('/api/v4/users?search=pager', bearer(token))).headers['x-per-page']).toBe('20')
+    expect((await get('/api/v4/users?search=pager&per_page=500', bearer(token))).headers['x-per-page']).toBe('100')
+    for (const [query, error] of [
+      ['per_page=0', 'per_page does not have a valid value'],
+      ['page=0', 'page does not have a valid value'],
+    ]) {
+      const refused = await get(`/api/v4/users?search=pager&${query}`, bearer(token))
+      expect([refused.statusCode, refused.json()]).toEqual([400, { error }])
+    }
+    const tokens = await get('/api/v4/personal_access_tokens?per_page=1', bearer(await tokenWith(['read_api'])))
+    expect(tokens.headers['x-per-page']).toBe('1')
+  })
+
+  it('PUT /user takes its attributes from the query string as well as the body (the body wins)', async () => {
+    const token = await tokenWith(['api'])
+    const viaQuery = await server.app.inject({
+      method: 'PUT',
+      url: '/api/v4/user?bio=From%20the%20query',
+      headers: bearer(token),
+    })
+    expect([viaQuery.statusCode, viaQuery.json().bio]).toEqual([200, 'From the query'])
+    const both = await server.app.inject({
+      method: 'PUT',
+      url: '/api/v4/user?bio=query&location=Query%20town',
+      headers: bearer(token),
+      payload: { bio: 'body' },
+    })
+    expect(both.json()).toMatchObject({ bio: 'body', location: 'Query town' })
+    const unknown = await server.app.inject({
+      method: 'PUT',
+      url: '/api/v4/user?admin=true',
+      headers: bearer(token),
+      payload: { bio: 'x' },
+    })
+    expect([unknown.statusCode, unknown.json().is_admin]).toEqual([200, undefined])
+  })
+})
+
+describe("GitLab's Applications API (lib/api/applications.rb), for administrators", () => {
+  const administratorToken = async (username: string, scopes = ['api']) => {
+    const { user } = await createUser(server.db, { username, password: 'long enough password', admin: true })
+    return tokenWith(scopes, user.id)
+  }
+  const send = (method: 'GET' | 'POST' | 'DELETE', url: string, token: string, payload?: Record<string, unknown>) =>
+    server.app.inject({ method, url, headers: bearer(token), ...(payload ? { payload } : {}) })
+
+  it('creates (201 with the secret once), lists, renews and deletes instance-wide applications', async () => {
+    const token = await administratorToken('apps-admin')
+    const created = await send('POST', '/api/v4/applications', token, {
+      name: 'Terraform app',
+      redirect_uri: 'https://tf.example/cb https://tf.example/other',
+      scopes: 'read_user openid',
+    })
+    expect(created.statusCode).toBe(201)
+    const body = created.json()
+    expect(Object.keys(body).sort()).toEqual(
+      ['id', 'application_id', 'application_name', 'callback_url', 'confidential', 'secret'].sort(),
+    )
+    expect(body).toMatchObject({
+      application_name: 'Terraform app',
+      callback_url: 'https://tf.example/cb\nhttps://tf.example/other',
+      confidential: true,
+    })
+    const row = await server.db
+      .selectFrom('applications')
+      .selectAll()
+      .where('id', '=', body.id)
+      .executeTakeFirstOrThrow()
+    expect([row.uid, row.owner_id, row.scopes]).toEqual([body.application_id, null, ['read_user', 'openid']])
+    const listed = (await send('GET', '/api/v4/applications', token)).json()
+    expect(listed).toContainEqual({
+      id: body.id,
+      application_id: body.application_id,
+      application_name: 'Terraform app',
+      callback_url: body.callback_url,
+      confidential: true,
+    })
+    // a user's own applications are not the instance's: not listed, not deleted here
+    const { application: alices } = await createApplication(server.db, {
+      name: "Alice's app",
+      redirectUris: ['https://alice.example/cb'],
+      scopes: ['read_user'],
+      ownerId: f.alice.id,
+    })
+    const relisted = (await send('GET', '/api/v4/applications', token)).json()
+    expect(relisted.map((a: { id: number }) => a.id)).toContain(body.id)
+    expect(relisted.map((a: { id: number }) => a.id)).not.toContain(alices.id)
+    expect((await send('DELETE', `/api/v4/applications/${alices.id}`, token)).statusCode).toBe(404)
+    expect((await send('POST', `/api/v4/applications/${alices.id}/renew-secret`, token)).statusCode).toBe(404)
+    const renewed = await send('POST', `/api/v4/applications/${body.id}/renew-secret`, token)
+    expect(renewed.statusCode).toBe(201)
+    expect(renewed.json().secret).not.toBe(body.secret)
+    const digestNow = (
+      await server.db
+        .selectFrom('applications')
+        .select('secret_digest')
+        .where('id', '=', body.id)
+        .executeTakeFirstOrThrow()
+    ).secret_digest
+    expect(digestNow?.equals(row.secret_digest as Buffer)).toBe(false)
+    const deleted = await send('DELETE', `/api/v4/applications/${body.id}`, token)
+    expect([deleted.statusCode, deleted.body]).toEqual([204, ''])
+    const again = await send('DELETE', `/api/v4/applications/${body.id}`, token)
+    expect([again.statusCode, again.json()]).toEqual([404, { message: '404 Application Not Found' }])
+  })
+
+  it('refuses what GitLab refuses: a non-administrator (403), read scopes for writes, bad attributes (400 by attribute)', async () => {
+    const alice = await tokenWith(['api'])
+    expect((await send('GET', '/api/v4/applications', alice)).json()).toEqual({ message: '403 Forbidden' })
+    const readOnly = await administratorToken('apps-reader', ['read_api'])
+    expect((await send('GET', '/api/v4/applications', readOnly)).statusCode).toBe(200)
+    expect(
+      (
+        await send('POST', '/api/v4/applications', readOnly, {
+          name: 'x',
+          redirect_uri: 'https://x.example/cb',
+          scopes: 'api',
+        })
+      ).statusCode,
+    ).toBe(403)
+    const token = await administratorToken('apps-admin2')
+    const bad = await send('POST', '/api/v4/applications', token, {
+      name: 'x',
+      redirect_uri: 'not a uri',
+      scopes: 'sudo_everything',
+    })
+    expect(bad.statusCode).toBe(400)
+    expect(Object.keys(bad.json().message).sort()).toEqual(['redirect_uri', 'scopes'])
+    // the attributes may come in the query string
+    const viaQuery = await server.app.inject({
+      method: 'POST',
+      url: '/api/v4/applications?name=Query%20app&redirect_uri=https%3A%2F%2Fq.example%2Fcb&scopes=read_user&confidential=false',
+      headers: bearer(token),
+    })
+    expect([viaQuery.statusCode, viaQuery.json().confidential, viaQuery.json().secret]).toEqual([201, false, ''])
   })
 })
 

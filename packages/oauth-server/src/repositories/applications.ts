@@ -41,8 +41,16 @@ export async function countApplications(db: Db): Promise<number> {
   return Number(row.n)
 }
 
-export async function listApplicationsOwnedBy(db: Db, ownerId: number): Promise<Application[]> {
-  return db.selectFrom('applications').selectAll().where('owner_id', '=', ownerId).orderBy('id').execute()
+/** Whose applications: a user's id, or null for the instance-wide ones (GitLab's admin area). */
+type Owner = number | null
+
+export async function listApplicationsOwnedBy(db: Db, ownerId: Owner): Promise<Application[]> {
+  return db
+    .selectFrom('applications')
+    .selectAll()
+    .where('owner_id', ownerId === null ? 'is' : '=', ownerId)
+    .orderBy('id')
+    .execute()
 }
 
 export async function listAllApplications(db: Db): Promise<Array<Application & { owner: string | null }>> {
@@ -78,27 +86,27 @@ export async function setApplicationGrantTypes(
     .executeTakeFirst()
 }
 
-/** Changes an application of `ownerId`; undefined when it is not theirs. */
+/** Changes an application of `ownerId` (null: instance-wide); undefined when it is not theirs. */
 export async function updateOwnedApplication(
   db: ChangeTransaction,
   id: number,
-  ownerId: number,
+  ownerId: Owner,
   changes: Partial<ApplicationChanges>,
 ): Promise<Application | undefined> {
   return db
     .updateTable('applications')
     .set({ ...changes, updated_at: sql<Date>`now()` })
     .where('id', '=', id)
-    .where('owner_id', '=', ownerId)
+    .where('owner_id', ownerId === null ? 'is' : '=', ownerId)
     .returningAll()
     .executeTakeFirst()
 }
 
-export async function deleteOwnedApplication(db: ChangeTransaction, id: number, ownerId: number): Promise<boolean> {
+export async function deleteOwnedApplication(db: ChangeTransaction, id: number, ownerId: Owner): Promise<boolean> {
   const row = await db
     .deleteFrom('applications')
     .where('id', '=', id)
-    .where('owner_id', '=', ownerId)
+    .where('owner_id', ownerId === null ? 'is' : '=', ownerId)
     .returning('id')
     .executeTakeFirst()
   return row !== undefined

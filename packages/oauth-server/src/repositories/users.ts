@@ -135,3 +135,29 @@ export async function disableTwoFactor(trx: ChangeTransaction, id: number): Prom
     .execute()
   await trx.deleteFrom('recovery_codes').where('user_id', '=', id).execute()
 }
+
+/**
+ * A page of users, by id, with the count of all that match: `username` exactly (case-insensitive,
+ * as GitLab's UsersFinder), `search` within username, name or email.
+ */
+export async function findUsers(
+  db: Db,
+  filter: { username?: string | undefined; search?: string | undefined },
+  page: { limit: number; offset: number },
+): Promise<{ users: User[]; total: number }> {
+  let query = db.selectFrom('users')
+  if (filter.username !== undefined) {
+    query = query.where(sql<string>`lower(username)`, '=', filter.username.toLowerCase())
+  }
+  if (filter.search !== undefined && filter.search !== '') {
+    const pattern = `%${filter.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
+    query = query.where((eb) =>
+      eb.or([eb('username', 'ilike', pattern), eb('name', 'ilike', pattern), eb('email', 'ilike', pattern)]),
+    )
+  }
+  const [users, count] = await Promise.all([
+    query.selectAll().orderBy('id').limit(page.limit).offset(page.offset).execute(),
+    query.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+  ])
+  return { users, total: Number(count.n) }
+}

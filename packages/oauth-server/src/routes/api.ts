@@ -1,14 +1,16 @@
 /** The /api/v4 surface: scope enforcement is real on every route (GitLab's scope names). */
 import type { FastifyReply } from 'fastify'
 import Type from 'typebox'
+import { attributesFromQuery } from '../api-attributes.ts'
 import { authenticate, requireScope, withPrincipal } from '../api-auth.ts'
+import { PaginationQuery, pageOf, paginationHeaders } from '../api-pagination.ts'
 import type { User } from '../db/schema.ts'
 import { scopesAllowing } from '../domain/scopes.ts'
 import { ApiError } from '../errors.ts'
 import { routePlugin } from '../oauth-app.ts'
 import { SMALL_ANSWERS } from '../oauth-endpoints.ts'
 import { listPersonalAccessTokens } from '../repositories/personal-access-tokens.ts'
-import { findUserById, updateProfile } from '../repositories/users.ts'
+import { findUserById, findUsers, updateProfile } from '../repositories/users.ts'
 import { API_JSON, GITLAB_JSON } from '../response-headers.ts'
 import {
   ApiErrorResponses,
@@ -16,22 +18,13 @@ import {
   CurrentUser,
   PersonalAccessTokenView,
   PublicUser,
+  TokenQuery,
+  UserBasic,
   VersionView,
 } from '../schemas/api.ts'
-import { currentUser, personalAccessToken, publicUser } from '../schemas/api-views.ts'
+import { currentUser, personalAccessToken, publicUser, userBasic } from '../schemas/api-views.ts'
 import { MessageBody, OAuthErrorBody } from '../schemas/oauth.ts'
 import { OAUTH_SERVER_VERSION } from '../service.ts'
-
-const TokenQuery = Type.Object(
-  {
-    access_token: Type.Optional(Type.String({ description: 'OAuth access token (prefer the Authorization header)' })),
-    bearer_token: Type.Optional(Type.String({ description: 'OAuth access token, as GitLab also accepts it' })),
-    private_token: Type.Optional(
-      Type.String({ description: 'Personal access token (prefer the PRIVATE-TOKEN header)' }),
-    ),
-  },
-  { additionalProperties: true },
-)
 
 const ProfileBody = Type.Object(
   {
@@ -81,7 +74,7 @@ export const apiRoutes = routePlugin('oauth-api-routes', (app) => {
         let text = currentUserTexts.get(principal.user)
         if (text === undefined) {
           // the route's own serialiser, by its 200 schema: the text is what it would send
-          text = reply.serialize(currentUser(principal.user)) as string
+          text = reply.serialize(currentUser(principal.user, app.settings.issuer)) as string
           currentUserTexts.set(principal.user, text)
         }
         return sendText(reply, text)
@@ -92,12 +85,13 @@ export const apiRoutes = routePlugin('oauth-api-routes', (app) => {
     '/api/v4/user',
     {
       ...GITLAB_JSON,
+      preValidation: attributesFromQuery(Object.keys(ProfileBody.properties)),
       schema: {
         tags: ['API'],
         summary: "Update the current user's profile (scope api)",
         security: ApiSecurity,
         querystring: TokenQuery,
-        body: ProfileBody,
+        body: Type.Optional(ProfileBody),
         response: { 200: CurrentUser, 400: OAuthErrorBody, ...ApiErrorResponses },
       },
     },
@@ -105,12 +99,55 @@ export const apiRoutes = routePlugin('oauth-api-routes', (app) => {
       const principal = await authenticate(request, app)
       requireScope(principal, scopesAllowing({ method: request.method, ...USERS_API }))
       const changes = Object.fromEntries(
-        Object.entries(request.body).map(([k, v]) => [k, k === 'name' ? String(v).trim() : String(v)]),
+        Object.entries(request.body ?? {}).map(([k, v]) => [k, k === 'name' ? String(v).trim() : String(v)]),
       )
       if (changes.name === '') throw new ApiError(400, '400 Bad request - name is empty')
       const user = await app.changes.commit((trx) => updateProfile(trx, principal.user.id, changes))
       if (!user) throw new ApiError(404, '404 User Not Found')
-      return currentUser(user)
+      return currentUser(user, app.settings.issuer)
+    },
+  )
+
+  app.get(
+    '/api/v4/users',
+    {
+      ...GITLAB_JSON,
+      schema: {
+        tags: ['API'],
+        summary:
+          'Users, by id, a page at a time: by `username` for anyone signed in; every user, or a `search` in username, name and email, for administrators',
+        security: ApiSecurity,
+        querystring: Type.Object(
+          {
+            ...TokenQuery.properties,
+            username: Type.Optional(Type.String({ maxLength: 255, description: 'Exactly this username (any case)' })),
+            search: Type.Optional(
+              Type.String({ maxLength: 255, description: 'Administrators: within username, name or email' }),
+            ),
+            ...PaginationQuery,
+          },
+          { additionalProperties: true },
+        ),
+        response: { 200: Type.Array(UserBasic), 400: OAuthErrorBody, ...ApiErrorResponses },
+      },
+    },
+    async (request, reply) => {
+      const principal = await authenticate(request, app)
+      requireScope(principal, scopesAllowing({ method: request.method, ...USERS_API }))
+      const { username, search } = request.query
+      // lib/api/users.rb lets any user list every user; here only an administrator may, and anyone
+      // may look a username up (what GitLab's clients do): the list of accounts stays private
+      if (!principal.user.admin && (username === undefined || search !== undefined)) {
+        throw new ApiError(403, '403 Forbidden - Not authorized to access /api/v4/users')
+      }
+      const page = pageOf(request.query)
+      const { users, total } = await findUsers(
+        app.db,
+        { username, search },
+        { limit: page.perPage, offset: page.offset },
+      )
+      paginationHeaders(request, reply, app.settings.issuer, page, total)
+      return users.map((user) => userBasic(user, app.settings.issuer))
     },
   )
 
@@ -132,7 +169,7 @@ export const apiRoutes = routePlugin('oauth-api-routes', (app) => {
       requireScope(principal, scopesAllowing({ method: request.method, ...USERS_API }))
       const user = await findUserById(app.db, request.params.id)
       if (!user) throw new ApiError(404, '404 User Not Found')
-      return publicUser(user)
+      return publicUser(user, app.settings.issuer)
     },
   )
 
@@ -164,14 +201,18 @@ export const apiRoutes = routePlugin('oauth-api-routes', (app) => {
         tags: ['API'],
         summary: "The current user's personal access tokens (scope read_api or api)",
         security: ApiSecurity,
-        querystring: TokenQuery,
-        response: { 200: Type.Array(PersonalAccessTokenView), ...ApiErrorResponses },
+        querystring: Type.Object({ ...TokenQuery.properties, ...PaginationQuery }, { additionalProperties: true }),
+        response: { 200: Type.Array(PersonalAccessTokenView), 400: OAuthErrorBody, ...ApiErrorResponses },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const principal = await authenticate(request, app)
       requireScope(principal, scopesAllowing({ method: request.method, ...OTHER_API }))
-      return (await listPersonalAccessTokens(app.db, principal.user.id)).map(personalAccessToken)
+      const page = pageOf(request.query)
+      // a user's tokens are few: the page is cut from the whole list
+      const tokens = await listPersonalAccessTokens(app.db, principal.user.id)
+      paginationHeaders(request, reply, app.settings.issuer, page, tokens.length)
+      return tokens.slice(page.offset, page.offset + page.perPage).map(personalAccessToken)
     },
   )
 })
