@@ -85,10 +85,9 @@ export const dataRoutes = routePlugin('energy-data-routes', (app) => {
           reply.raw.once('finish', once)
         },
         // the socket's own idle timer: nothing sent or received for `ms` while the body waits on
-        // a client that does not read
+        // a client that does not read (once the answer ends, Node sets the keep-alive timeout)
         closeWhenIdle: (ms) => {
           reply.raw.setTimeout(ms, () => reply.raw.destroy())
-          reply.raw.once('close', () => reply.raw.socket?.setTimeout(0))
         },
       },
     )
