@@ -212,7 +212,7 @@ describe('OpenAPI security schemes', () => {
         },
       })
       expect(doc.paths['/data/pv'].get.security).toEqual([{ APIKeyHeader: [] }, { OAuth2: ['read_energy'] }])
-      expect(doc.paths['/chart/fotovoltaico'].get.security).toBeUndefined()
+      expect(doc.paths['/chart/fotovoltaico'].get.security).toEqual([])
       // the key-only route of the first app is untouched by the second (no shared array mutated)
       expect((await call('/openapi.json')).json().paths['/data/pv'].get.security).toEqual([{ APIKeyHeader: [] }])
     } finally {

@@ -134,7 +134,7 @@ describe('/openapi.json', () => {
     ]) {
       expect(doc.paths[path]?.get.security).toEqual([{ APIKeyHeader: [] }])
     }
-    expect(doc.paths['/metadata/meters/next']?.get.security).toBeUndefined()
+    expect(doc.paths['/metadata/meters/next']?.get.security).toEqual([])
     const aggregation = doc.paths['/data/pv']?.get.parameters?.find((p) => p.name === 'aggregation')
     expect(aggregation?.schema.enum).toEqual(['15 m', '30 m', '1 h', '1 d', '1 w', '1 mon'])
     const frigo = doc.paths['/data/centrali_frigo']?.get.parameters?.find((p) => p.name === 'aggregation')

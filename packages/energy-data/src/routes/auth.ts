@@ -3,7 +3,7 @@ import Type from 'typebox'
 import { sendCached } from '../dashboard/http-cache.ts'
 import { routePlugin } from '../energy-app.ts'
 import { apiKeyHeaders, apiKeySecurity, endpointsFor, PUBLIC_ROUTE } from '../plugins/auth.ts'
-import { DetailResponse, keyErrorResponses } from '../schemas/errors.ts'
+import { keyErrorResponses, RateLimitedResponse } from '../schemas/errors.ts'
 import { NotModified } from '../schemas/views.ts'
 
 const AuthStatus = Type.Object(
@@ -44,7 +44,7 @@ export const authRoutes = routePlugin('energy-auth-routes', (app) => {
         tags: ['Developers'],
         summary: 'Check without a key',
         description: 'Does not check any key.',
-        response: { 200: AuthStatus, 304: NotModified, 429: DetailResponse },
+        response: { 200: AuthStatus, 304: NotModified, 429: RateLimitedResponse },
       },
     },
     // public endpoints lean on HTTP caching (and the rate limit) instead of a key

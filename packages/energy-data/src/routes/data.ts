@@ -10,7 +10,7 @@ import { preferredByAccept } from '../negotiation.ts'
 import { apiKeyHeaders, apiKeySecurity, credentialKey } from '../plugins/auth.ts'
 import type { SeriesSource } from '../repositories/measurements.ts'
 import { meterIdRange, unknownMeterIds } from '../repositories/metadata.ts'
-import { DetailResponse, HTTPValidationError, keyErrorResponses } from '../schemas/errors.ts'
+import { detailResponse, HTTPValidationError, keyErrorResponses } from '../schemas/errors.ts'
 import {
   Data15m,
   dataQuerySchema,
@@ -31,7 +31,10 @@ interface DataQuery {
   timezone?: string
 }
 
-const busy = { ...DetailResponse, description: 'Too many exports in progress in this process; see Retry-After' }
+const busy = detailResponse(
+  'Too many exports in progress in this process; see Retry-After',
+  'Too many exports in progress; retry shortly',
+)
 
 /** Measurement series: `/data/meters` (per-meter table) and one route per group's wide table. */
 export const dataRoutes = routePlugin('energy-data-routes', (app) => {

@@ -14,7 +14,7 @@ import {
   type MeterRow,
   meterIdRange,
 } from '../repositories/metadata.ts'
-import { DetailResponse, HTTPValidationError, keyErrorResponses } from '../schemas/errors.ts'
+import { HTTPValidationError, keyErrorResponses, NotFoundResponse, RateLimitedResponse } from '../schemas/errors.ts'
 import { Datalogger, Meter } from '../schemas/metadata.ts'
 import { NotModified } from '../schemas/views.ts'
 
@@ -94,7 +94,7 @@ export const metadataRoutes = routePlugin('energy-metadata-routes', (app) => {
         description:
           'The id the next installed meter should take (one above the highest in use), in the Meter shape: ' +
           'description is "<id>) " awaiting its text, `datalogger_id` is empty, every optional field null.',
-        response: { 200: Meter, 304: NotModified, 404: DetailResponse, 429: DetailResponse },
+        response: { 200: Meter, 304: NotModified, 404: NotFoundResponse, 429: RateLimitedResponse },
       },
     },
     async (request, reply) => {

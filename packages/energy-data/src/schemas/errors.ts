@@ -34,18 +34,34 @@ export const HTTPValidationError = Type.Object(
   },
 )
 
+/** A `{"detail": ...}` answer of one status, its example what that status says. */
+export const detailResponse = (description: string, example: string) => ({
+  ...DetailResponse,
+  description,
+  examples: [{ detail: example }],
+})
+
+export const NotFoundResponse = detailResponse('Not Found', 'Not Found')
+export const RateLimitedResponse = detailResponse(
+  'Too many requests; see Retry-After',
+  'Rate limit exceeded: at most 600 requests a minute, retry in 1 minute',
+)
+
 /** The error responses of a route guarded by an API key. */
 export const keyErrorResponses = {
-  400: { ...DetailResponse, description: 'Both an API key and a bearer token were sent' },
-  401: { ...DetailResponse, description: 'Missing, unknown, expired or revoked API key or access token' },
-  403: {
-    ...DetailResponse,
-    description: 'The API key may not call this endpoint, or the access token lacks read_energy',
-  },
-  404: { ...DetailResponse, description: 'Not Found' },
-  429: { ...DetailResponse, description: 'Too many requests; see Retry-After' },
-  503: {
-    ...DetailResponse,
-    description: 'The OAuth server cannot be reached to check an access token; see Retry-After',
-  },
+  400: detailResponse(
+    'Both an API key and a bearer token were sent',
+    'Send one credential: x-api-key or Authorization: Bearer, not both',
+  ),
+  401: detailResponse('Missing, unknown, expired or revoked API key or access token', 'Invalid API key'),
+  403: detailResponse(
+    'The API key may not call this endpoint, or the access token lacks read_energy',
+    'This API key may not call this endpoint',
+  ),
+  404: NotFoundResponse,
+  429: RateLimitedResponse,
+  503: detailResponse(
+    'The OAuth server cannot be reached to check an access token; see Retry-After',
+    'The OAuth server cannot be reached to check the token; retry later',
+  ),
 }

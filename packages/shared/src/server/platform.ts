@@ -2,7 +2,7 @@ import { constants } from 'node:zlib'
 import compress, { type FastifyCompressOptions } from '@fastify/compress'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
-import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify'
+import type { FastifyError, FastifyInstance, FastifyReply, FastifySchema } from 'fastify'
 import type { Kysely } from 'kysely'
 import type { OpenAPIV3_1 } from 'openapi-types'
 import type { Metric } from 'prom-client'
@@ -80,6 +80,47 @@ const swaggerStyleAllowed = (header: string) =>
   header.replace("style-src 'self'", `style-src 'self' 'unsafe-hashes' ${SWAGGER_UI_INLINE_STYLE}`)
 
 /**
+ * `getApiV4UsersById` for `GET /api/v4/users/:id`: the name a generated client gives the
+ * operation, unless the route names it (a trailing slash, part of a path the contract fixes, adds
+ * `Index`).
+ */
+export function operationIdOf(method: string, url: string): string {
+  const words = url
+    .split('/')
+    .filter(Boolean)
+    .map((segment) => (segment.startsWith(':') ? `by-${segment.slice(1)}` : segment))
+    .flatMap((segment) => segment.split(/[^A-Za-z0-9]+/))
+    .filter(Boolean)
+    .map((word) => word.charAt(0).toUpperCase() + word.slice(1))
+  return `${method.toLowerCase()}${words.join('')}${url.length > 1 && url.endsWith('/') ? 'Index' : ''}`
+}
+
+/**
+ * Every documented operation has an operationId (generated clients name their methods after it)
+ * and says what it needs: a route that declares no security needs no credential (`security: []`).
+ */
+function documentedOperation({
+  schema,
+  url,
+  route,
+}: {
+  schema: FastifySchema
+  url: string
+  route: { method: string | string[] }
+}): { schema: FastifySchema; url: string } {
+  const method = Array.isArray(route.method) ? (route.method[0] ?? 'GET') : route.method
+  const declared = (schema ?? {}) as FastifySchema & { operationId?: string; security?: FastifySchema['security'] }
+  return {
+    schema: {
+      ...declared,
+      operationId: declared.operationId ?? operationIdOf(method, url),
+      security: declared.security ?? [],
+    } as FastifySchema,
+    url,
+  }
+}
+
+/**
  * What both services share around their routes: one error handler, request ids,
  * OpenAPI (`/openapi.json`, Swagger UI at `/docs`), `/metrics` and the health probes.
  * Register it first, then the service's routes, in the same encapsulation context.
@@ -150,9 +191,12 @@ export async function registerPlatform<DB>(app: FastifyInstance, options: Platfo
     openapi: {
       openapi: '3.1.0',
       info: options.openapi.info,
+      // relative to the document: wherever the service is reached, its operations are there too
+      servers: [{ url: '/', description: 'This server' }],
       tags: options.openapi.tags,
       components: { securitySchemes: options.openapi.securitySchemes ?? {} },
     },
+    transform: documentedOperation,
   })
   const oauth = options.swaggerOAuth
   await app.register(swaggerUi, {
