@@ -1,3 +1,4 @@
+import { undocumentedAnswer } from '@campus/shared/testing'
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createApplication, createPersonalAccessToken, createUser } from '../src/accounts.ts'
@@ -432,6 +433,74 @@ describe("GitLab's Applications API (lib/api/applications.rb), for administrator
       headers: bearer(token),
     })
     expect([viaQuery.statusCode, viaQuery.json().confidential, viaQuery.json().secret]).toEqual([201, false, ''])
+  })
+})
+
+describe('every /api/v4 answer is what the OpenAPI document says', () => {
+  it('each operation, called as a client calls it, answers a documented status with a body of its schema', async () => {
+    const document = (await get('/openapi.json')).json()
+    const { user } = await createUser(server.db, {
+      username: 'doc-admin',
+      password: 'long enough password',
+      admin: true,
+    })
+    const token = bearer(await tokenWith(['api'], user.id))
+    const made = await server.app.inject({
+      method: 'POST',
+      url: '/api/v4/applications',
+      headers: token,
+      payload: { name: 'Documented', redirect_uri: 'https://doc.example/cb', scopes: 'read_user' },
+    })
+    const calls: Array<{ method: 'GET' | 'POST' | 'PUT' | 'DELETE'; path: string; url: string; payload?: object }> = [
+      { method: 'GET', path: '/api/v4/user', url: '/api/v4/user' },
+      { method: 'PUT', path: '/api/v4/user', url: '/api/v4/user?bio=documented' },
+      { method: 'GET', path: '/api/v4/users', url: '/api/v4/users?per_page=2' },
+      { method: 'GET', path: '/api/v4/users', url: '/api/v4/users?per_page=0' },
+      { method: 'GET', path: '/api/v4/users/{id}', url: `/api/v4/users/${f.bob.id}` },
+      { method: 'GET', path: '/api/v4/users/{id}', url: '/api/v4/users/999999' },
+      { method: 'GET', path: '/api/v4/version', url: '/api/v4/version' },
+      { method: 'GET', path: '/api/v4/personal_access_tokens', url: '/api/v4/personal_access_tokens' },
+      { method: 'GET', path: '/api/v4/applications', url: '/api/v4/applications' },
+      {
+        method: 'POST',
+        path: '/api/v4/applications',
+        url: '/api/v4/applications',
+        payload: { name: 'x', redirect_uri: 'nope', scopes: 'api' },
+      },
+      {
+        method: 'POST',
+        path: '/api/v4/applications/{id}/renew-secret',
+        url: `/api/v4/applications/${made.json().id}/renew-secret`,
+      },
+      { method: 'DELETE', path: '/api/v4/applications/{id}', url: `/api/v4/applications/${made.json().id}` },
+      { method: 'DELETE', path: '/api/v4/applications/{id}', url: `/api/v4/applications/${made.json().id}` },
+    ]
+    const documented = Object.entries(document.paths as Record<string, Record<string, unknown>>)
+      .filter(([path]) => path.startsWith('/api/v4'))
+      .flatMap(([path, item]) => Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`))
+    // every documented /api/v4 operation is called here
+    expect([...new Set(calls.map((c) => `${c.method} ${c.path}`))].sort()).toEqual(documented.sort())
+    const problems = [
+      undocumentedAnswer(document, {
+        method: 'POST',
+        path: '/api/v4/applications',
+        status: made.statusCode,
+        body: made.json(),
+      }),
+    ]
+    for (const call of calls) {
+      const answer = await server.app.inject({
+        method: call.method,
+        url: call.url,
+        headers: token,
+        ...(call.payload ? { payload: call.payload } : {}),
+      })
+      const body = answer.body === '' ? undefined : answer.json()
+      problems.push(
+        undocumentedAnswer(document, { method: call.method, path: call.path, status: answer.statusCode, body }),
+      )
+    }
+    expect(problems.filter(Boolean)).toEqual([])
   })
 })
 

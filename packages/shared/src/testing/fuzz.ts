@@ -251,6 +251,28 @@ function documentedSchema(operation: Operation | undefined, status: number): Sch
 }
 
 /**
+ * Whether an answer is what the document says of its operation and status: undefined when it is,
+ * else why not (no such operation or status, or the body against the documented JSON schema).
+ */
+export function undocumentedAnswer(
+  document: OpenAPIV3_1.Document,
+  answer: { method: string; path: string; status: number; body: unknown },
+): string | undefined {
+  const operation = document.paths?.[answer.path]?.[answer.method.toLowerCase() as OpenAPIV3_1.HttpMethods]
+  if (!operation) return `${answer.method} ${answer.path} is not in the document`
+  if (!isDocumented(operation, answer.status))
+    return `${answer.method} ${answer.path} ${answer.status} is not documented`
+  const schema = documentedSchema(operation, answer.status)
+  if (!schema) return undefined
+  const ajv = new Ajv({ strict: false, allErrors: true })
+  addFormats.default(ajv)
+  const validate = ajv.compile(schema)
+  return validate(answer.body)
+    ? undefined
+    : `${answer.method} ${answer.path} ${answer.status}: ${ajv.errorsText(validate.errors)}`
+}
+
+/**
  * Sends `runs` generated requests (schema-valid and hostile parts mixed) over real HTTP and
  * checks each answer: never 5xx, no stack trace or internals in the body, every 4xx in the
  * documented shape, and (with `snapshot`) the database unchanged by every rejected request.

@@ -8,6 +8,7 @@ export {
   fuzzPlan,
   fuzzService,
   percentEncode,
+  undocumentedAnswer,
 } from './fuzz.ts'
 export { fromSchema, HOSTILE_STRINGS, hostileString } from './hostile.ts'
 export {
