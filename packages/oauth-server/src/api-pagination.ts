@@ -20,6 +20,9 @@ export const PaginationQuery = {
   ),
 }
 
+/** Where a token may come in the query string (`TokenQuery`). */
+const TOKEN_PARAMETERS = ['access_token', 'bearer_token', 'private_token']
+
 export interface Page {
   page: number
   perPage: number
@@ -38,7 +41,8 @@ export function pageOf(query: { page?: number | undefined; per_page?: number | u
 
 /**
  * Sets GitLab's pagination headers for `page` of a list of `total` items. The links are built on
- * `base` (the issuer), as GitLab builds them on its configured host, never on the Host header.
+ * `base` (the issuer), as GitLab builds them on its configured host, never on the Host header,
+ * and carry the request's parameters but a token.
  */
 export function paginationHeaders(
   request: FastifyRequest,
@@ -51,6 +55,8 @@ export function paginationHeaders(
   const next = page.page < totalPages ? page.page + 1 : undefined
   const prev = page.page > 1 ? Math.min(page.page - 1, totalPages) : undefined
   const url = new URL(`${base}${request.url}`)
+  // a token sent in the query string stays out of the links (they end up in clients' logs)
+  for (const name of TOKEN_PARAMETERS) url.searchParams.delete(name)
   const href = (n: number) => {
     url.searchParams.set('page', String(n))
     url.searchParams.set('per_page', String(page.perPage))

@@ -295,6 +295,9 @@ describe("GitLab's user entities, users by username, pagination, attributes in t
     const last = await get('/api/v4/users?search=pager&per_page=2&page=3', bearer(token))
     expect(last.json().map((u: { username: string }) => u.username)).toEqual(['pager4', 'pager5'])
     expect(last.headers).toMatchObject({ 'x-page': '3', 'x-next-page': '', 'x-prev-page': '2' })
+    // a token in the query string is not repeated in the links
+    const viaQuery = await get(`/api/v4/users?search=pager&per_page=2&access_token=${token}`)
+    expect([viaQuery.statusCode, String(viaQuery.headers.link).includes('token')]).toEqual([200, false])
     const beyond = await get('/api/v4/users?search=pager&per_page=2&page=9', bearer(token))
     expect([beyond.json(), beyond.headers['x-total-pages']]).toEqual([[], '3'])
     // 20 by default, at most 100; below 1 is refused as GitLab refuses it
