@@ -134,7 +134,7 @@ describeInBrowser('dashboard sign-in in Chromium', () => {
     await dialog.locator('button.close-modal').first().click()
 
     // Try it out on GET /auth/protected: the request carries the token, the answer names dana
-    const operation = page.locator('#operations-Developers-get_auth_protected')
+    const operation = page.locator('#operations-Developers-getAuthProtected')
     await operation.locator('.opblock-summary').click()
     await operation.getByRole('button', { name: 'Try it out' }).click()
     const call = page.waitForResponse((r) => new URL(r.url()).pathname === '/auth/protected')
