@@ -11,13 +11,14 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { defaultSettings, type EnergySettings } from './config.ts'
 import type { EnergyDatabase } from './db/schema.ts'
-import { isTimeZone } from './domain/time.ts'
+import { databaseZonesRegistered, isTimeZone, registerDatabaseZones } from './domain/time.ts'
 import { energyErrors } from './errors.ts'
 import { authPlugin, READ_ENERGY, securitySchemes } from './plugins/auth.ts'
 import { databasePlugin } from './plugins/database.ts'
 import { exporterPlugin } from './plugins/exporter.ts'
 import { rateLimitPlugin } from './plugins/rate-limit.ts'
 import { settingsPlugin } from './plugins/settings.ts'
+import { databaseZoneNames } from './repositories/zones.ts'
 import { authRoutes } from './routes/auth.ts'
 import { chartRoutes } from './routes/charts.ts'
 import { dashboardRoutes } from './routes/dashboard.ts'
@@ -43,6 +44,8 @@ export interface EnergyAppOptions {
  */
 export async function buildApp(options: EnergyAppOptions): Promise<FastifyInstance> {
   const settings = options.settings ?? defaultSettings()
+  // one zone authority: a zone is taken only when the database can compute in it too
+  if (!databaseZonesRegistered()) registerDatabaseZones(await databaseZoneNames(options.database.db))
   if (!isTimeZone(settings.zone)) {
     throw new Error(`ENERGY_TIMEZONE ${JSON.stringify(settings.zone)} is not an IANA time zone name`)
   }

@@ -314,6 +314,24 @@ describe('bad input', () => {
     })
   }
 
+  it('one zone authority: a zone Node knows and the database does not is 422, never 500; the names both know work', async () => {
+    // US/Pacific-New and Canada/East-Saskatchewan left the tz database; Node still knows them
+    for (const zone of ['US/Pacific-New', 'Canada/East-Saskatchewan']) {
+      for (const path of ['/data/water', '/data/meters?ids=860&', '/report/water']) {
+        const url = `${path}${path.endsWith('&') ? '' : '?'}aggregation=1%20d&timezone=${encodeURIComponent(zone)}&start_datetime=2025-03-29&end_datetime=2025-03-31`
+        const res = await get(url.replace('/report/water?aggregation=1%20d&', '/report/water?'))
+        expect([url, res.statusCode]).toEqual([url, 422])
+        expect(res.json().detail).toContainEqual(expect.objectContaining({ loc: ['query', 'timezone'] }))
+      }
+    }
+    for (const zone of ['GMT', 'EST5EDT', 'europe/rome']) {
+      const res = await get(
+        `/data/water?aggregation=1%20d&timezone=${zone}&start_datetime=2025-03-29&end_datetime=2025-03-31`,
+      )
+      expect([zone, res.statusCode]).toEqual([zone, 200])
+    }
+  })
+
   it('an unknown path is 404 {"detail":"Not Found"}', async () => {
     const res = await get('/data/solar')
     expect(res.statusCode).toBe(404)

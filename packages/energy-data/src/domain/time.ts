@@ -45,14 +45,32 @@ export function parseInstant(text: string): number | undefined {
   return sign === '-' ? local + offset : local - offset
 }
 
-const ZONE = /^(UTC|[A-Za-z]+(?:\/[A-Za-z0-9_+-]+)+)$/
 const zones = new Map<string, boolean>()
+/** The zones the database knows, lower-cased (PostgreSQL reads zone names in any case). */
+let databaseZones: Set<string> | undefined
 
-/** An IANA zone name both Node and PostgreSQL know (`Europe/Rome`, `UTC`, `America/New_York`). */
+/**
+ * The database's zone names (`pg_timezone_names`): from now on a zone is accepted only when the
+ * database knows it as well as Node, so an accepted zone never fails in a query later. Given a
+ * second list (another database in the same process), only the zones both know stay.
+ */
+export function registerDatabaseZones(names: Iterable<string>): void {
+  const lowered = new Set([...names].map((n) => n.toLowerCase()))
+  databaseZones = databaseZones ? new Set([...databaseZones].filter((n) => lowered.has(n))) : lowered
+  zones.clear()
+}
+
+/** Whether the database zones are known yet (they are read once per process). */
+export const databaseZonesRegistered = (): boolean => databaseZones !== undefined
+
+/**
+ * A time zone name both Node and the database know (`Europe/Rome`, `UTC`, `GMT`, `EST5EDT`): the
+ * one rule for every `timezone` the API takes. Offsets such as `+01:00` are not names.
+ */
 export function isTimeZone(name: string): boolean {
   const known = zones.get(name)
   if (known !== undefined) return known
-  let valid = ZONE.test(name)
+  let valid = /^[A-Za-z][A-Za-z0-9_+\-/]*$/.test(name) && (databaseZones?.has(name.toLowerCase()) ?? true)
   if (valid) {
     try {
       new Intl.DateTimeFormat('en-US', { timeZone: name })
