@@ -162,6 +162,8 @@ describe('report validation', () => {
     ['/report/pv?start_datetime=2025-10-26T10:00&end_datetime=2025-10-26T09:00', 'end_datetime', 'value_error'],
     [`/report/meter?uuid=${METER_ID}&start_datetime=2025-10-27&end_datetime=2025-10-20`, 'end_datetime', 'value_error'],
     ['/report/water?timezone=Mars/Olympus', 'timezone', 'value_error'],
+    // a start alone, after the newest data (the default end): the start is at fault, not the end never sent
+    ['/report/water?start_datetime=2099-01-01', 'start_datetime', 'value_error'],
     ['/report/water?start_datetime=2020-01-01&end_datetime=2025-01-01', 'end_datetime', 'value_error'],
     ['/report/pv?start_datetime=0001-01-01&end_datetime=9998-12-31', 'end_datetime', 'value_error'],
     ['/report/water?format=pdf', 'format', 'enum'],

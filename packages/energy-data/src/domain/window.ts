@@ -60,7 +60,10 @@ export function resolveWindow(
   if (issues.length) throw new UnprocessableEntity(issues)
   const { startMs, endMs } = options.defaults(start, end)
   if (startMs > endMs) {
-    throw invalid('end_datetime', 'end_datetime must not be before start_datetime')
+    // blame the bound that was sent: a start alone, after the default end, is the start's fault
+    throw end === undefined
+      ? invalid('start_datetime', 'start_datetime is after the default end_datetime: send end_datetime too')
+      : invalid('end_datetime', 'end_datetime must not be before start_datetime')
   }
   if (Math.abs(startMs) > LIMIT_MS || Math.abs(endMs) > LIMIT_MS) {
     throw invalid('start_datetime', 'Datetime out of range')

@@ -219,7 +219,8 @@ export const reportRoutes = routePlugin('energy-report-routes', (app) => {
             Type.Integer({
               minimum: 2000,
               maximum: 2100,
-              description: 'Calendar year in local time. Default: the year of the newest chiller data.',
+              description:
+                'Calendar year in local time. Default: the last complete year holding data (the newest year the data reaches the end of); else the year of the newest data, partial.',
               examples: [2025],
             }),
           ),
