@@ -8,6 +8,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import Type from 'typebox'
 import { ApiParameterError } from './errors.ts'
+import { TokenQuery } from './schemas/api.ts'
 
 export const DEFAULT_PER_PAGE = 20
 export const MAX_PER_PAGE = 100
@@ -20,8 +21,8 @@ export const PaginationQuery = {
   ),
 }
 
-/** Where a token may come in the query string (`TokenQuery`). */
-const TOKEN_PARAMETERS = ['access_token', 'bearer_token', 'private_token']
+/** Where a token may come in the query string. */
+const TOKEN_PARAMETERS = Object.keys(TokenQuery.properties)
 
 export interface Page {
   page: number
