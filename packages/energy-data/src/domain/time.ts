@@ -139,12 +139,13 @@ export function offsetMinutes(instant: number, zone: string): number {
  */
 export function localToInstant(p: LocalParts, zone: string): number {
   const wall = Date.UTC(p.year, p.month - 1, p.day, p.hour, p.minute, p.second)
-  const before = offsetMinutes(wall - DAY_MS / 2, zone)
-  const after = offsetMinutes(wall + DAY_MS / 2, zone)
+  const offsetAt = zoneOffsets(zone)
+  const before = offsetAt(wall - DAY_MS / 2)
+  const after = offsetAt(wall + DAY_MS / 2)
   // earlier occurrence first: try the offset in force before any change that day
   for (const offset of [Math.max(before, after), Math.min(before, after)]) {
     const candidate = wall - offset * 60_000
-    if (offsetMinutes(candidate, zone) === offset) return candidate
+    if (offsetAt(candidate) === offset) return candidate
   }
   return wall - before * 60_000
 }
@@ -153,8 +154,8 @@ const pad = (n: number) => String(n).padStart(2, '0')
 
 /** `YYYY-MM-DD` of the local day holding an instant. */
 export function localDate(instant: number, zone: string): string {
-  const p = localParts(instant, zone)
-  return `${String(p.year).padStart(4, '0')}-${pad(p.month)}-${pad(p.day)}`
+  const wall = new Date(instant + zoneOffsets(zone)(instant) * 60_000)
+  return `${String(wall.getUTCFullYear()).padStart(4, '0')}-${pad(wall.getUTCMonth() + 1)}-${pad(wall.getUTCDate())}`
 }
 
 /** Local midnight starting the day `YYYY-MM-DD` plus `days` calendar days. */
@@ -183,44 +184,62 @@ function offsetSuffix(minutes: number): string {
   return `${minutes < 0 ? '-' : '+'}${pad(Math.floor(abs / 60))}:${pad(abs % 60)}`
 }
 
-const formatters = new Map<string, (ms: number) => string>()
+const lookups = new Map<string, (ms: number) => number>()
 
 /**
- * Writes instants as `2025-03-30T03:15:00+02:00` in one zone. Asking Intl for every row would
- * dominate a large export, so offsets are looked up per UTC day: when a day starts and ends with
- * the same offset it holds no transition (zones change at most once a day) and every instant in it
- * gets that offset; a transition day is resolved per quarter hour. Formatters are shared per zone.
+ * The offset of `zone` at any instant, in minutes, fast: asking Intl for every row would dominate a
+ * large export, so offsets are looked up per UTC day: when a day starts and ends with the same
+ * offset it holds no transition (zones change at most once a day) and every instant in it gets
+ * that offset; a transition day is resolved per quarter hour (transitions fall on quarter hours).
+ * Shared per zone.
  */
-export function instantFormatter(zone: string): (ms: number) => string {
-  const existing = formatters.get(zone)
+export function zoneOffsets(zone: string): (ms: number) => number {
+  const existing = lookups.get(zone)
   if (existing) return existing
   // per UTC day: one offset, or null when the day has a transition
-  const days = new Map<number, [number, string] | null>()
-  const quarters = new Map<number, [number, string]>()
-  const entry = (minutes: number): [number, string] => [minutes * 60_000, offsetSuffix(minutes)]
-  const offsetOf = (ms: number): [number, string] => {
+  const days = new Map<number, number | null>()
+  const quarters = new Map<number, number>()
+  const lookup = (ms: number) => {
     const day = Math.floor(ms / DAY_MS)
     let known = days.get(day)
     if (known === undefined) {
       const first = offsetMinutes(day * DAY_MS, zone)
       const last = offsetMinutes((day + 1) * DAY_MS - 1000, zone)
-      known = first === last ? entry(first) : null
+      known = first === last ? first : null
       if (days.size > 100_000) days.clear()
       days.set(day, known)
     }
-    if (known) return known
+    if (known !== null) return known
     const quarter = Math.floor(ms / QUARTER_MS)
     let exact = quarters.get(quarter)
     if (exact === undefined) {
-      exact = entry(offsetMinutes(quarter * QUARTER_MS, zone))
+      exact = offsetMinutes(quarter * QUARTER_MS, zone)
       if (quarters.size > 100_000) quarters.clear()
       quarters.set(quarter, exact)
     }
     return exact
   }
+  if (lookups.size > 50) lookups.clear()
+  lookups.set(zone, lookup)
+  return lookup
+}
+
+const formatters = new Map<string, (ms: number) => string>()
+
+/** Writes instants as `2025-03-30T03:15:00+02:00` in one zone, each with the offset in force then. */
+export function instantFormatter(zone: string): (ms: number) => string {
+  const existing = formatters.get(zone)
+  if (existing) return existing
+  const offsetOf = zoneOffsets(zone)
+  const suffixes = new Map<number, string>()
   const format = (ms: number) => {
-    const [offset, suffix] = offsetOf(ms)
-    return new Date(ms + offset).toISOString().slice(0, 19) + suffix
+    const minutes = offsetOf(ms)
+    let suffix = suffixes.get(minutes)
+    if (suffix === undefined) {
+      suffix = offsetSuffix(minutes)
+      suffixes.set(minutes, suffix)
+    }
+    return new Date(ms + minutes * 60_000).toISOString().slice(0, 19) + suffix
   }
   if (formatters.size > 50) formatters.clear()
   formatters.set(zone, format)

@@ -1,6 +1,7 @@
 import type pg from 'pg'
 import { GROUP_COLUMNS, type GroupName } from '../catalogue/groups.ts'
-import { AGGREGATIONS, type Aggregation, sliceStep } from '../domain/aggregation.ts'
+import { AGGREGATIONS, type Aggregation, sliceBuckets } from '../domain/aggregation.ts'
+import { bucketEdges, bucketStart, nextBucket } from '../domain/buckets.ts'
 import type { RowSql, SqlField } from '../export/encoders.ts'
 
 /**
@@ -43,85 +44,59 @@ interface SeriesPlan {
 
 const EPOCH_MS = (expr: string) => `(extract(epoch from ${expr}) * 1000)::float8`
 
-/** A placeholder of the zone, asked for only by SQL that uses it (an unused parameter is an error). */
-type ZoneParam = () => string
-
-/** SQL for the bucket of a timestamptz expression. */
-function bucketSql(aggregation: Aggregation, expr: string, tz: ZoneParam): string {
+/** Whether buckets are fixed UTC slots the database can compute alone (quarter and half hours). */
+const fixedSlots = (aggregation: Aggregation): boolean => {
   const a = AGGREGATIONS[aggregation]
-  if (a.kind === 'fixed') {
-    return a.minutes === 60
-      ? `date_trunc('hour', ${expr}, ${tz()})`
-      : `date_bin('${a.minutes} minutes', ${expr}, timestamptz '2000-01-01 00:00:00+00')`
-  }
-  return `date_trunc('${a.unit}', ${expr}, ${tz()})`
+  return a.kind === 'fixed' && a.minutes < 60
 }
 
-/** The start of the bucket after the one starting at `expr` (local calendar arithmetic for days and longer). */
-function nextBucketSql(aggregation: Aggregation, expr: string, tz: ZoneParam): string {
+/**
+ * SQL of the buckets of one slice. Quarter and half hours are UTC slots; longer buckets are looked
+ * up in the slice's bucket edges (`edges`, a `timestamptz[]` parameter computed by `bucketEdges`),
+ * so the local calendar is computed in one place only: `width_bucket` finds a quarter hour's
+ * bucket by binary search.
+ */
+function bucketing(aggregation: Aggregation, edges: string) {
   const a = AGGREGATIONS[aggregation]
-  if (a.kind === 'fixed') return `(${expr} + interval '${a.minutes} minutes')`
-  return `((${expr} at time zone ${tz()}) + interval '${a.step}') at time zone ${tz()}`
+  if (fixedSlots(aggregation)) {
+    const minutes = (a as { minutes: number }).minutes
+    return {
+      of: (expr: string) => `date_bin('${minutes} minutes', ${expr}, timestamptz '2000-01-01 00:00:00+00')`,
+      quarters: (_b: string) => `${minutes / 15}`,
+      series: `select generate_series($1::timestamptz, $2::timestamptz - interval '${minutes} minutes', interval '${minutes} minutes') as b`,
+    }
+  }
+  return {
+    of: (expr: string) => `(${edges})[width_bucket(${expr}, ${edges})]`,
+    quarters: (b: string) => `(extract(epoch from (${edges})[width_bucket(${b}, ${edges}) + 1] - ${b}) / 900)`,
+    series: `select unnest((${edges})[1:cardinality(${edges}) - 1]) as b`,
+  }
 }
 
 function seriesCount(source: SeriesSource): number {
   return source.kind === 'meters' ? source.ids.length : 1
 }
 
-/** Bucket-aligned window and slice edges, from one small query. */
+/** Bucket-aligned window and slice edges, from the local calendar (`bucketEdges`). */
 export async function planSeries(pool: pg.Pool, request: SeriesRequest): Promise<SeriesPlan> {
-  const { aggregation } = request
-  const a = AGGREGATIONS[aggregation]
-  const step = sliceStep(aggregation, seriesCount(request.source))
-  if (a.kind === 'fixed' && a.minutes < 60) {
-    // quarter and half hours are the same in every zone in use: no need to ask the database
-    const length = a.minutes * 60_000
-    const lo = Math.floor(request.startMs / length) * length
-    const hi = Math.floor(request.endMs / length) * length + length
-    const stepMs = Number.parseInt(step, 10) * 3_600_000
-    const edges: number[] = []
-    for (let e = lo; e < hi; e += stepMs) edges.push(e)
-    edges.push(hi)
-    return {
-      lo,
-      hi,
-      edges: await trimToData(pool, request, edges),
-      bound: ((hi - lo) / length) * seriesCount(request.source),
-    }
+  const { aggregation, zone } = request
+  const lo = bucketStart(aggregation, zone, request.startMs)
+  const hi = nextBucket(aggregation, zone, bucketStart(aggregation, zone, request.endMs))
+  const per = sliceBuckets(aggregation, seriesCount(request.source))
+  let buckets = 0
+  const edges: number[] = []
+  if (fixedSlots(aggregation)) {
+    // quarter and half hours are the same in every zone in use: arithmetic
+    const length = nextBucket(aggregation, zone, 0)
+    buckets = (hi - lo) / length
+    for (let e = lo; e < hi; e += length * per) edges.push(e)
+  } else {
+    const all = bucketEdges(aggregation, zone, lo, hi)
+    buckets = all.length - 1
+    for (let i = 0; i < buckets; i += per) edges.push(all[i] as number)
   }
-  const zone3 = () => '$3'
-  const local = (expr: string) => `(${expr} at time zone $3)`
-  const buckets =
-    a.kind === 'fixed'
-      ? `extract(epoch from w.hi - w.lo) / ${a.minutes * 60}`
-      : a.unit === 'month'
-        ? `(extract(year from ${local('w.hi')}) * 12 + extract(month from ${local('w.hi')})) -
-           (extract(year from ${local('w.lo')}) * 12 + extract(month from ${local('w.lo')}))`
-        : `(${local('w.hi')}::date - ${local('w.lo')}::date) / ${a.unit === 'week' ? 7 : 1}`
-  const series =
-    a.kind === 'fixed'
-      ? `select ${EPOCH_MS('g')} from generate_series(w.lo, w.hi, interval '${step}') g`
-      : `select ${EPOCH_MS('(g at time zone $3)')} from generate_series(w.lo at time zone $3, w.hi at time zone $3, interval '${step}') g`
-  const text = `
-    with b as (select ${bucketSql(aggregation, '$1::timestamptz', zone3)} as lo, ${bucketSql(aggregation, '$2::timestamptz', zone3)} as last),
-    w as (select lo, ${nextBucketSql(aggregation, 'last', zone3)} as hi from b)
-    select ${EPOCH_MS('w.lo')} as lo, ${EPOCH_MS('w.hi')} as hi, array(${series}) as edges,
-      (${buckets})::float8 as buckets, $3::text as zone from w`
-  const result = await pool.query<{ lo: number; hi: number; edges: number[]; buckets: number }>(text, [
-    new Date(request.startMs),
-    new Date(request.endMs),
-    request.zone,
-  ])
-  const row = result.rows[0]
-  if (!row) throw new Error('window query returned nothing')
-  const edges = row.edges.filter((e) => e < row.hi)
-  edges.push(row.hi)
-  return {
-    lo: row.lo,
-    hi: row.hi,
-    edges: await trimToData(pool, request, edges),
-    bound: Math.round(row.buckets) * seriesCount(request.source),
-  }
+  edges.push(hi)
+  return { lo, hi, edges: await trimToData(pool, request, edges), bound: buckets * seriesCount(request.source) }
 }
 
 /** Slices beyond which a window is trimmed to the stored rows (below it, empty slices cost little). */
@@ -186,25 +161,6 @@ export function seriesFields(request: Pick<SeriesRequest, 'source' | 'coverage'>
   return request.coverage ? [...fields, 'coverage'] : fields
 }
 
-/** Quarter hours the bucket starting at `b` spans: 1, 2 or 4; 92, 96 or 100 for a local day; and so on. */
-function quartersSql(aggregation: Aggregation, b: string, tz: ZoneParam): string {
-  const a = AGGREGATIONS[aggregation]
-  if (a.kind === 'fixed') return `${a.minutes / 15}`
-  return `(extract(epoch from (${nextBucketSql(aggregation, b, tz)}) - ${b}) / 900)`
-}
-
-/** Every bucket start in `[$1, $2)` (slice edges lie on bucket edges). */
-function bucketSeriesSql(aggregation: Aggregation, zone: ZoneParam): string {
-  const a = AGGREGATIONS[aggregation]
-  if (a.kind === 'fixed') {
-    return `select generate_series($1::timestamptz, $2::timestamptz - interval '${a.minutes} minutes', interval '${a.minutes} minutes') as b`
-  }
-  const tz = zone()
-  return `select g at time zone ${tz} as b
-    from generate_series($1::timestamptz at time zone ${tz}, $2::timestamptz at time zone ${tz}, interval '${a.step}') g
-    where g at time zone ${tz} < $2::timestamptz`
-}
-
 /**
  * The query of one slice. The default shape (no fill, no coverage) is the plain grouped read;
  * `coverage` adds the share of measured quarter hours per bucket; `fill=null` walks every bucket
@@ -213,21 +169,20 @@ function bucketSeriesSql(aggregation: Aggregation, zone: ZoneParam): string {
 function sliceSql(request: SeriesRequest, rowSql: RowSql): SliceSql {
   const { source, aggregation, zone, fill, coverage } = request
   const raw = aggregation === '15 m'
+  // $3: the slice's bucket edges, where the local calendar makes them
+  const calendar = !fixedSlots(aggregation)
   const extra: unknown[] = []
   const param = (value: unknown) => {
     extra.push(value)
-    return `$${extra.length + 2}`
+    return `$${extra.length + (calendar ? 3 : 2)}`
   }
-  let tzParam: string | undefined
-  const tz = () => {
-    tzParam ??= param(zone)
-    return tzParam
-  }
+  const bucket = bucketing(aggregation, '$3::timestamptz[]')
   const covered = (count: string, b: string) =>
-    coverage
-      ? [{ name: 'coverage', sql: `(${count})::float8 / ${quartersSql(aggregation, b, tz)}`, kind: 'number' as const }]
-      : []
-  const values = (lo: Date, hi: Date) => [lo, hi, ...extra]
+    coverage ? [{ name: 'coverage', sql: `(${count})::float8 / ${bucket.quarters(b)}`, kind: 'number' as const }] : []
+  const values = (lo: Date, hi: Date) =>
+    calendar
+      ? [lo, hi, bucketEdges(aggregation, zone, lo.getTime(), hi.getTime()).map((e) => new Date(e)), ...extra]
+      : [lo, hi, ...extra]
 
   if (source.kind === 'group') {
     const columns = GROUP_COLUMNS[source.group]
@@ -237,19 +192,19 @@ function sliceSql(request: SeriesRequest, rowSql: RowSql): SliceSql {
     const stored = raw
       ? `select time_15m as b, ${columns.join(', ')}, 1 as n from ${table} where time_15m >= $1 and time_15m < $2`
       : `select b, ${columns.map((c) => `avg(${c}) as ${c}`).join(', ')}, count(*) as n
-         from (select ${bucketSql(aggregation, 'time_15m', tz)} as b, ${columns.join(', ')} from ${table}
+         from (select ${bucket.of('time_15m')} as b, ${columns.join(', ')} from ${table}
                where time_15m >= $1 and time_15m < $2) s
          group by b`
     if (fill === 'null') {
       const text = `select ${EPOCH_MS('k.b')}, ${fields((c) => `x.${c}`, 'coalesce(x.n, 0)', 'k.b')}
-        from (${bucketSeriesSql(aggregation, tz)}) k left join (${stored}) x on x.b = k.b`
+        from (${bucket.series}) k left join (${stored}) x on x.b = k.b`
       return { text, order: 'k.b', values }
     }
     const text = raw
       ? `select ${EPOCH_MS('time_15m')}, ${fields((c) => c, '1', 'time_15m')} from ${table}
          where time_15m >= $1 and time_15m < $2`
       : `select ${EPOCH_MS('b')}, ${fields((c) => `avg(${c})`, 'count(*)', 'b')}
-         from (select ${bucketSql(aggregation, 'time_15m', tz)} as b, ${columns.join(', ')} from ${table}
+         from (select ${bucket.of('time_15m')} as b, ${columns.join(', ')} from ${table}
                where time_15m >= $1 and time_15m < $2) s
          group by b`
     return { text, order: raw ? 'time_15m' : 'b', values }
@@ -275,7 +230,7 @@ function sliceSql(request: SeriesRequest, rowSql: RowSql): SliceSql {
     ? `select time_15m as b, meter_id, avg_value, min_value, max_value, sum_value, count_value, tag, 1 as n
        from data_15m where ${filter}`
     : `select b, meter_id, ${aggregated.map((sql, i) => `${sql} as ${METER_FIELDS[i + 1]?.name}`).join(', ')}, count(*) as n
-       from (select ${bucketSql(aggregation, 'time_15m', tz)} as b, * from data_15m where ${filter}) s
+       from (select ${bucket.of('time_15m')} as b, * from data_15m where ${filter}) s
        group by b, meter_id`
   if (fill === 'null') {
     // an empty bucket holds no sample: count_value 0, the statistics and the tag null
@@ -292,7 +247,7 @@ function sliceSql(request: SeriesRequest, rowSql: RowSql): SliceSql {
       'coalesce(x.n, 0)',
       'k.b',
     )}
-      from (${bucketSeriesSql(aggregation, tz)}) k cross join unnest(${ids}::int[]) m(id)
+      from (${bucket.series}) k cross join unnest(${ids}::int[]) m(id)
       left join (${stored}) x on x.b = k.b and x.meter_id = m.id`
     return { text, order: 'k.b, m.id', values }
   }
@@ -301,7 +256,7 @@ function sliceSql(request: SeriesRequest, rowSql: RowSql): SliceSql {
          ${meterFields(['meter_id', 'avg_value', 'min_value', 'max_value', 'sum_value', 'count_value', 'tag'], '1', 'time_15m')}
        from data_15m where ${filter}`
     : `select ${EPOCH_MS('b')}, ${meterFields(['meter_id', ...aggregated], 'count(*)', 'b')}
-       from (select ${bucketSql(aggregation, 'time_15m', tz)} as b, * from data_15m where ${filter}) s
+       from (select ${bucket.of('time_15m')} as b, * from data_15m where ${filter}) s
        group by b, meter_id`
   return { text, order: raw ? 'time_15m, meter_id' : 'b, meter_id', values }
 }
