@@ -12,6 +12,7 @@ import {
   production,
   type Slot,
   slots,
+  totPv,
   views,
 } from './fixtures/views.ts'
 import { type Harness, startHarness } from './harness.ts'
@@ -70,11 +71,16 @@ describe('GET /chart/fotovoltaico', () => {
       'Cittadella',
       'Energy Center',
       'I3P',
+      'Totale campus (misurato)',
     ])
     const plants = Object.keys(PLANT_FACTORS) as Plant[]
     plants.forEach((p, k) => {
       expectSeries(body.data.datasets[k]!.data, (s) => plant(p, s))
     })
+    // the metered campus total, a line on a stack of its own: where a plant is missing the pile stops below it
+    const total = body.data.datasets[6] as unknown as { stack: string; data: Array<number | null> }
+    expect(total.stack).not.toBe((body.data.datasets[0] as unknown as { stack: string }).stack)
+    expectSeries(total.data, totPv)
     // the repeated hour of 26 October carries its offset, so no two labels are alike
     expect(new Set(body.data.labels).size).toBe(672)
     const repeated = body.data.labels.filter((l) => /26\/10.*02:15/.test(l))
@@ -151,6 +157,12 @@ describe('GET /chart/acqua', () => {
     const quarters = (day: string) => slots.filter((s) => local(s.t).date === day).length
     expect(quarters('2025-10-26')).toBe(100)
     expect(quarters('2025-10-22')).toBe(88)
+    // a day with missing quarter hours says how many of its own were measured; a whole day says nothing
+    expect(body.data.labels[22 + days.indexOf('2025-10-22')]).toMatch(/22\/10.* \(88\/96\)$/)
+    expect(body.data.labels[22 + days.indexOf('2025-10-26')]).toMatch(/26\/10$/)
+    expect(body.data.labels[0]).toMatch(/ \(0\/96\)$/)
+    const partial = body.data.labels.filter((l) => / \(\d+\/\d+\)$/.test(l))
+    expect(partial).toHaveLength(22 + days.filter((d) => quarters(d) < 96 && d !== '2025-10-26').length)
   })
 })
 

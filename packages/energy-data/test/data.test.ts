@@ -212,7 +212,8 @@ describe('/data/meters', () => {
       const sum = source.reduce((a, r) => a + (r.sum ?? 0), 0)
       expect(row.count_value).toBe(count)
       expectClose(row.sum_value, sum)
-      expectClose(row.avg_value, sum / count)
+      // each quarter hour weighs its 15 minutes, whatever number of samples it took
+      expectClose(row.avg_value, source.reduce((a, r) => a + (r.avg as number), 0) / source.length)
       expectClose(row.min_value, Math.min(...source.map((r) => r.min as number)))
       expectClose(row.max_value, Math.max(...source.map((r) => r.max as number)))
       expect(row.tag).toBe('mixed')
@@ -227,6 +228,26 @@ describe('/data/meters', () => {
         'tag',
       ])
     }
+  })
+
+  it('gives the exact total of a bucket with totals=true: the sum of its quarter-hour values', async () => {
+    const url =
+      '/data/meters?ids=1&ids=2&tag=ok&tag=estimated&aggregation=1%20d&start_datetime=2025-03-29&end_datetime=2025-03-30'
+    const body = (await get(`${url}&totals=true&coverage=true`)).json() as Row[]
+    expect(body.length).toBeGreaterThan(0)
+    for (const row of body) {
+      const day = (row.time_15m as string).slice(0, 10)
+      const source = rows.filter(
+        (r) => r.meter === row.meter_id && local(r.time, ROME).date === day && r.tag !== 'suspect',
+      )
+      expectClose(
+        row.total_value,
+        source.reduce((a, r) => a + (r.avg as number), 0),
+      )
+      expect(Object.keys(row).slice(-2)).toEqual(['total_value', 'coverage'])
+    }
+    // asked for nothing, the contract's shape
+    expect(Object.keys((await get(url)).json()[0] as Row)).not.toContain('total_value')
   })
 
   it('counts 92 and 100 quarter hours on the DST days', async () => {

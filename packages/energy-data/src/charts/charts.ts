@@ -7,6 +7,7 @@ import type { Kysely } from 'kysely'
 import { type GroupColumn, type GroupName, seriesOf } from '../catalogue/groups.ts'
 import { convertQuarter, type UnitId, unitSymbol } from '../catalogue/quantities.ts'
 import type { EnergyDatabase } from '../db/schema.ts'
+import { localMidnight, quartersBetween } from '../domain/time.ts'
 import { completeDays, quarterSlots } from '../domain/window.ts'
 import { dailyTotals, latestQuarter, seriesRows } from '../repositories/views.ts'
 import { type ChartConfig, columnChart, stackedAreaChart } from './configs.ts'
@@ -87,25 +88,43 @@ async function stackedColumns<G extends GroupName, C extends GroupColumn<G>>(
   names: Record<C, Record<Language, string>>,
   unit: UnitId,
   { lang, zone, now }: ChartRequest,
+  total?: { column: GroupColumn<G>; label: Record<Language, string> },
 ): Promise<ChartConfig> {
   const columns = Object.keys(names) as C[]
-  const { slots, rows } = await windowRows(db, name, group, columns, now)
+  const read: GroupColumn<G>[] = total ? [...columns, total.column] : columns
+  const { slots, rows } = await windowRows(db, name, group, read, now)
   const convert = inUnit(group, unit)
   return stackedAreaChart({
     title: pick(CHART_TEXT[name].title, lang),
     yTitle: `${pick(CHART_TEXT[name].y, lang)} (${unitSymbol(unit)})`,
     slots,
-    series: columns.map((column) => ({
-      label: names[column][lang],
-      data: align(slots, rows, (r) => convert(column, r[column])),
-    })),
+    series: [
+      ...columns.map((column) => ({
+        label: names[column][lang],
+        data: align(slots, rows, (r) => convert(column, r[column])),
+      })),
+      // the metered total as a line of its own: where a part is missing, the pile stops short of it
+      ...(total
+        ? [
+            {
+              label: pick(total.label, lang),
+              data: align(slots, rows, (r) => convert(total.column, r[total.column])),
+              stack: 'metered',
+              line: true,
+            },
+          ]
+        : []),
+    ],
     lang,
     zone,
   })
 }
 
 const fotovoltaico = (db: Db, request: ChartRequest) =>
-  stackedColumns(db, 'fotovoltaico', 'pv', PLANT_NAMES, POWER, request)
+  stackedColumns(db, 'fotovoltaico', 'pv', PLANT_NAMES, POWER, request, {
+    column: 'tot_pv',
+    label: CHART_TEXT.fotovoltaico.total,
+  })
 
 // the volume of a quarter hour as the mean flow over it
 const fontanelle = (db: Db, request: ChartRequest) =>
@@ -161,10 +180,18 @@ async function acqua(db: Db, { lang, zone, now }: ChartRequest): Promise<ChartCo
     return values.length ? values.reduce((a, b) => a + b, 0) : null
   }
   const text = CHART_TEXT.acqua
+  // a day some of whose readings are missing says so: its columns add up the measured ones only
+  const measured = window.days.map((d) => {
+    const of = quartersBetween(localMidnight(d, zone), localMidnight(d, zone, 1))
+    const row = rows.find((r) => r.day === d)
+    const counts = row ? Object.values<number>(row.counts) : [0]
+    return { measured: Math.min(...counts), of }
+  })
   return columnChart({
     title: pick(text.title, lang),
     yTitle: `${pick(text.y, lang)} (${unitSymbol(VOLUME)}/${pick(text.perDay, lang)})`,
     days: window.days,
+    measured,
     from: window.from,
     to: window.to,
     series: [

@@ -143,6 +143,8 @@ interface ColumnChartInput {
   title: string
   yTitle: string
   days: string[]
+  /** Per day, the quarter hours measured (of the least complete series) and the quarter hours of the day. */
+  measured?: Array<{ measured: number; of: number }>
   from: number
   to: number
   series: Array<{ label: string; data: Array<number | null> }>
@@ -155,7 +157,12 @@ export function columnChart(input: ColumnChartInput): ChartConfig {
   return {
     type: 'bar',
     data: {
-      labels: input.days.map((d) => dayLabel(d, input.lang, input.zone)),
+      // a day with missing quarter hours reads "(93/96)" after its name: measured of the day's
+      labels: input.days.map((d, i) => {
+        const coverage = input.measured?.[i]
+        const label = dayLabel(d, input.lang, input.zone)
+        return coverage && coverage.measured < coverage.of ? `${label} (${coverage.measured}/${coverage.of})` : label
+      }),
       datasets: input.series.map((s, i) => ({
         label: s.label,
         data: s.data.map(round3),

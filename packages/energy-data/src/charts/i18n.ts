@@ -47,6 +47,7 @@ export const CHART_TEXT = {
   fotovoltaico: {
     title: { it: 'Produzione fotovoltaica per impianto', en: 'Photovoltaic production by plant' },
     y: { it: 'Potenza', en: 'Power' },
+    total: { it: 'Totale campus (misurato)', en: 'Campus total (metered)' },
   },
   bilancio: {
     title: {

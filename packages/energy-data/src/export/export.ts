@@ -64,6 +64,7 @@ function cacheKey(request: ExportRequest): string {
     request.endMs,
     request.fill,
     request.coverage,
+    request.totals ?? false,
     request.format,
   ])
 }

@@ -23,11 +23,13 @@ const TEXT = {
     longest: 'Intervallo più lungo tra due letture',
     samples: 'Campioni grezzi',
     tags: 'Etichette di qualità',
-    tagsNote: 'le cifre usano ogni quarto d’ora memorizzato, qualunque sia la sua etichetta',
+    tagsNote:
+      'le cifre contano i quarti d’ora con etichetta ok, come /data/meters per default; gli altri sono contati qui e lasciati fuori',
     none: 'nessuna',
     statistics: 'Statistiche',
-    mean: 'Media (pesata sui campioni)',
-    meanHow: 'media dei campioni grezzi: ogni quarto d’ora pesa quanto i suoi campioni',
+    mean: 'Media dei quarti d’ora',
+    meanHow:
+      'media dei valori dei quarti d’ora: ognuno pesa i suoi 15 minuti, qualunque sia il numero dei suoi campioni',
     min: 'Minimo',
     minHow: 'il campione grezzo più basso',
     max: 'Massimo',
@@ -61,11 +63,12 @@ const TEXT = {
     longest: 'Longest interval between two readings',
     samples: 'Raw samples',
     tags: 'Data-quality tags',
-    tagsNote: 'the figures use every stored quarter hour, whatever its tag',
+    tagsNote:
+      'the figures count the quarter hours tagged ok, as /data/meters does by default; the others are counted here and left out',
     none: 'none',
     statistics: 'Statistics',
-    mean: 'Mean (weighted by samples)',
-    meanHow: 'mean of the raw samples: each quarter hour weighs as many samples as it holds',
+    mean: 'Mean of the quarter hours',
+    meanHow: 'mean of the quarter-hour values: each weighs its 15 minutes, whatever number of samples it took',
     min: 'Minimum',
     minHow: 'the smallest raw sample',
     max: 'Maximum',
@@ -151,7 +154,7 @@ export function meterReport({ meter, window, stats, days, lang }: MeterReportInp
   return [
     heading(1, `${t.title}: ${meter.description}`),
     paragraph(windowLine(window.from, window.to, zone, lang)),
-    coverageLine(stats.quarters, expected, lang),
+    coverageLine(stats.stored, expected, lang),
     heading(2, t.meter),
     list([
       `${t.id}: ${meter.id}`,
@@ -166,7 +169,7 @@ export function meterReport({ meter, window, stats, days, lang }: MeterReportInp
     ]),
     heading(2, t.coverage),
     list([
-      `${t.missing}: ${Math.max(expected - stats.quarters, 0)}`,
+      `${t.missing}: ${Math.max(expected - stats.stored, 0)}`,
       `${t.longest}: ${stats.longestStep === null ? na : `${num(stats.longestStep / 60_000, 0)} min`}`,
       `${t.samples}: ${stats.samples === null ? na : num(stats.samples, 0)}`,
       `${t.tags}: ${tags.length ? tags.map(([tag, n]) => `${tag} ${n}`).join(', ') : t.none} (${t.tagsNote})`,

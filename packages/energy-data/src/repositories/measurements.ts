@@ -1,5 +1,5 @@
 import type pg from 'pg'
-import { GROUP_COLUMNS, type GroupName } from '../catalogue/groups.ts'
+import { GROUP_COLUMNS, type GroupName, groupSeries } from '../catalogue/groups.ts'
 import { AGGREGATIONS, type Aggregation, sliceBuckets } from '../domain/aggregation.ts'
 import { bucketEdges, bucketStart, nextBucket } from '../domain/buckets.ts'
 import type { RowSql, SqlField } from '../export/encoders.ts'
@@ -30,6 +30,8 @@ export interface SeriesRequest {
   fill: 'none' | 'null'
   /** Adds `coverage`: the share of the bucket's quarter hours that hold a stored row. */
   coverage: boolean
+  /** Adds the exact totals: `<column>_total` of a group's amount columns, `total_value` of a meter. */
+  totals?: boolean
 }
 
 interface SeriesPlan {
@@ -144,6 +146,13 @@ interface SliceSql {
   values: (lo: Date, hi: Date) => unknown[]
 }
 
+/**
+ * A meter's bucket value: the mean of its quarter hours' values (`avg_value`), each quarter hour
+ * weighing its 15 minutes whatever number of samples it took, as a group column's bucket is the
+ * mean of its quarter hours: a column mirroring a meter and the meter give one number.
+ */
+export const METER_BUCKET_MEAN = 'avg(avg_value)'
+
 const METER_FIELDS = [
   { name: 'meter_id', kind: 'integer' },
   { name: 'avg_value', kind: 'number' },
@@ -154,10 +163,18 @@ const METER_FIELDS = [
   { name: 'tag', kind: 'string' },
 ] as const
 
+/** A group's columns that add up over time (amounts: energy, volume, rain): they get a `_total` with `totals`. */
+export const totalColumns = (group: GroupName): string[] =>
+  groupSeries(group)
+    .filter((s) => s.kind.combination === 'sum')
+    .map((s) => s.column)
+
 /** The fields after `time_15m` of the rows of a request, in order. */
-export function seriesFields(request: Pick<SeriesRequest, 'source' | 'coverage'>): string[] {
+export function seriesFields(request: Pick<SeriesRequest, 'source' | 'coverage' | 'totals'>): string[] {
   const { source } = request
-  const fields = source.kind === 'group' ? [...GROUP_COLUMNS[source.group]] : METER_FIELDS.map((f) => f.name)
+  const fields: string[] = source.kind === 'group' ? [...GROUP_COLUMNS[source.group]] : METER_FIELDS.map((f) => f.name)
+  if (request.totals)
+    fields.push(...(source.kind === 'group' ? totalColumns(source.group).map((c) => `${c}_total`) : ['total_value']))
   return request.coverage ? [...fields, 'coverage'] : fields
 }
 
@@ -186,24 +203,45 @@ function sliceSql(request: SeriesRequest, rowSql: RowSql): SliceSql {
 
   if (source.kind === 'group') {
     const columns = GROUP_COLUMNS[source.group]
+    const totals = request.totals ? totalColumns(source.group) : []
     const table = `${source.group}_15m`
-    const fields = (wrap: (c: string) => string, count: string, b: string) =>
-      rowSql([...columns.map((c): SqlField => ({ name: c, sql: wrap(c), kind: 'number' })), ...covered(count, b)])
+    const fields = (wrap: (c: string) => string, total: (c: string) => string, count: string, b: string) =>
+      rowSql([
+        ...columns.map((c): SqlField => ({ name: c, sql: wrap(c), kind: 'number' })),
+        ...totals.map((c): SqlField => ({ name: `${c}_total`, sql: total(c), kind: 'number' })),
+        ...covered(count, b),
+      ])
     const stored = raw
       ? `select time_15m as b, ${columns.join(', ')}, 1 as n from ${table} where time_15m >= $1 and time_15m < $2`
-      : `select b, ${columns.map((c) => `avg(${c}) as ${c}`).join(', ')}, count(*) as n
+      : `select b, ${columns.map((c) => `avg(${c}) as ${c}`).join(', ')},
+           ${totals.map((c) => `sum(${c}) as ${c}_total, `).join('')}count(*) as n
          from (select ${bucket.of('time_15m')} as b, ${columns.join(', ')} from ${table}
                where time_15m >= $1 and time_15m < $2) s
          group by b`
     if (fill === 'null') {
-      const text = `select ${EPOCH_MS('k.b')}, ${fields((c) => `x.${c}`, 'coalesce(x.n, 0)', 'k.b')}
+      const text = `select ${EPOCH_MS('k.b')}, ${fields(
+        (c) => `x.${c}`,
+        (c) => (raw ? `x.${c}` : `x.${c}_total`),
+        'coalesce(x.n, 0)',
+        'k.b',
+      )}
         from (${bucket.series}) k left join (${stored}) x on x.b = k.b`
       return { text, order: 'k.b', values }
     }
     const text = raw
-      ? `select ${EPOCH_MS('time_15m')}, ${fields((c) => c, '1', 'time_15m')} from ${table}
+      ? `select ${EPOCH_MS('time_15m')}, ${fields(
+          (c) => c,
+          (c) => c,
+          '1',
+          'time_15m',
+        )} from ${table}
          where time_15m >= $1 and time_15m < $2`
-      : `select ${EPOCH_MS('b')}, ${fields((c) => `avg(${c})`, 'count(*)', 'b')}
+      : `select ${EPOCH_MS('b')}, ${fields(
+          (c) => `avg(${c})`,
+          (c) => `sum(${c})`,
+          'count(*)',
+          'b',
+        )}
          from (select ${bucket.of('time_15m')} as b, ${columns.join(', ')} from ${table}
                where time_15m >= $1 and time_15m < $2) s
          group by b`
@@ -213,13 +251,15 @@ function sliceSql(request: SeriesRequest, rowSql: RowSql): SliceSql {
   const ids = param([...source.ids])
   const tags = param([...source.tags])
   const filter = `meter_id = any(${ids}::int[]) and tag = any(${tags}::text[]) and time_15m >= $1 and time_15m < $2`
-  const meterFields = (sqls: string[], count: string, b: string) =>
-    rowSql([...METER_FIELDS.map((f, i): SqlField => ({ ...f, sql: sqls[i] as string })), ...covered(count, b)])
+  // the bucket's total: the sum of its quarter-hour values
+  const meterFields = (sqls: string[], total: string, count: string, b: string) =>
+    rowSql([
+      ...METER_FIELDS.map((f, i): SqlField => ({ ...f, sql: sqls[i] as string })),
+      ...(request.totals ? [{ name: 'total_value', sql: total, kind: 'number' as const }] : []),
+      ...covered(count, b),
+    ])
   const aggregated = [
-    `coalesce(
-       sum(sum_value) filter (where sum_value is not null and count_value > 0)
-         / nullif(sum(count_value) filter (where sum_value is not null and count_value > 0), 0),
-       avg(avg_value))`,
+    METER_BUCKET_MEAN,
     'min(min_value)',
     'max(max_value)',
     'sum(sum_value)',
@@ -227,9 +267,11 @@ function sliceSql(request: SeriesRequest, rowSql: RowSql): SliceSql {
     "case when min(tag) = max(tag) then min(tag) else 'mixed' end",
   ]
   const stored = raw
-    ? `select time_15m as b, meter_id, avg_value, min_value, max_value, sum_value, count_value, tag, 1 as n
+    ? `select time_15m as b, meter_id, avg_value, min_value, max_value, sum_value, count_value, tag,
+         avg_value as total_value, 1 as n
        from data_15m where ${filter}`
-    : `select b, meter_id, ${aggregated.map((sql, i) => `${sql} as ${METER_FIELDS[i + 1]?.name}`).join(', ')}, count(*) as n
+    : `select b, meter_id, ${aggregated.map((sql, i) => `${sql} as ${METER_FIELDS[i + 1]?.name}`).join(', ')},
+         sum(avg_value) as total_value, count(*) as n
        from (select ${bucket.of('time_15m')} as b, * from data_15m where ${filter}) s
        group by b, meter_id`
   if (fill === 'null') {
@@ -244,6 +286,7 @@ function sliceSql(request: SeriesRequest, rowSql: RowSql): SliceSql {
         'case when x.n is null then 0 else x.count_value end',
         'x.tag',
       ],
+      'x.total_value',
       'coalesce(x.n, 0)',
       'k.b',
     )}
@@ -253,9 +296,14 @@ function sliceSql(request: SeriesRequest, rowSql: RowSql): SliceSql {
   }
   const text = raw
     ? `select ${EPOCH_MS('time_15m')},
-         ${meterFields(['meter_id', 'avg_value', 'min_value', 'max_value', 'sum_value', 'count_value', 'tag'], '1', 'time_15m')}
+         ${meterFields(
+           ['meter_id', 'avg_value', 'min_value', 'max_value', 'sum_value', 'count_value', 'tag'],
+           'avg_value',
+           '1',
+           'time_15m',
+         )}
        from data_15m where ${filter}`
-    : `select ${EPOCH_MS('b')}, ${meterFields(['meter_id', ...aggregated], 'count(*)', 'b')}
+    : `select ${EPOCH_MS('b')}, ${meterFields(['meter_id', ...aggregated], 'sum(avg_value)', 'count(*)', 'b')}
        from (select ${bucket.of('time_15m')} as b, * from data_15m where ${filter}) s
        group by b, meter_id`
   return { text, order: raw ? 'time_15m, meter_id' : 'b, meter_id', values }

@@ -6,6 +6,8 @@
 import { type Kysely, type RawBuilder, sql } from 'kysely'
 import type { GroupColumn, GroupName } from '../catalogue/groups.ts'
 import type { EnergyDatabase } from '../db/schema.ts'
+import { DEFAULT_TAGS } from '../domain/tags.ts'
+import { METER_BUCKET_MEAN } from './measurements.ts'
 
 type Db = Kysely<EnergyDatabase>
 type Column<G extends GroupName> = GroupColumn<G>
@@ -73,6 +75,8 @@ export interface DailyTotals<C extends string> {
   day: string
   quarters: number
   sums: Record<C, number | null>
+  /** Quarter hours holding a value, per column. */
+  counts: Record<C, number>
 }
 
 /** Per local day (in `zone`), the sum of each column over `from <= time_15m < to`. Days without rows are absent. */
@@ -86,7 +90,8 @@ export async function dailyTotals<G extends GroupName, C extends Column<G>>(
 ): Promise<Array<DailyTotals<C>>> {
   const { rows } = await sql<Record<string, unknown>>`
     select to_char(time_15m at time zone ${zone}, 'YYYY-MM-DD') as day, count(*) as quarters,
-      ${sql.join(columns.map((c) => sql`sum(${sql.ref(c)}) as ${sql.ref(c)}`))}
+      ${sql.join(columns.map((c) => sql`sum(${sql.ref(c)}) as ${sql.ref(c)}`))},
+      ${sql.join(columns.map((c, i) => sql`count(${sql.ref(c)}) as ${sql.ref(`n${i}`)}`))}
     from ${table(group)}
     where time_15m >= ${ts(from)} and time_15m < ${ts(to)}
     group by 1
@@ -95,6 +100,7 @@ export async function dailyTotals<G extends GroupName, C extends Column<G>>(
     day: row.day as string,
     quarters: Number(row.quarters),
     sums: Object.fromEntries(columns.map((c) => [c, (row[c] as number | null) ?? null])) as Record<C, number | null>,
+    counts: Object.fromEntries(columns.map((c, i) => [c, Number(row[`n${i}`])])) as Record<C, number>,
   }))
 }
 
@@ -190,6 +196,9 @@ export async function aulepBalance(db: Db, from: number, to: number): Promise<Ba
 }
 
 export interface MeterStats {
+  /** Quarter hours stored, whatever their tag. */
+  stored: number
+  /** Quarter hours of the default tags: the ones the statistics count. */
   quarters: number
   samples: number | null
   mean: number | null
@@ -207,7 +216,7 @@ export interface MeterStats {
 export interface MeterDay {
   day: string
   quarters: number
-  /** Mean of the raw samples (weighted by their count). */
+  /** Mean of the quarter-hour values (`avg_value`). */
   mean: number | null
   min: number | null
   max: number | null
@@ -215,26 +224,25 @@ export interface MeterDay {
   total: number | null
 }
 
-/** The mean of the raw samples behind a set of quarter hours: their values weighted by sample counts. */
-const WEIGHTED_MEAN = `coalesce(
-  sum(avg_value * count_value) filter (where count_value > 0)
-    / nullif(sum(count_value) filter (where avg_value is not null and count_value > 0), 0),
-  avg(avg_value))`
-
-/** Statistics of one meter over `from <= time_15m < to`; the mean is weighted by the sample counts. */
+/**
+ * Statistics of one meter's quarter hours of the default tags (`DEFAULT_TAGS`, as `/data/meters`)
+ * over `from <= time_15m < to`; `tags` counts every tag's quarter hours, counted or not.
+ */
 export async function meterStats(db: Db, meterId: number, from: number, to: number): Promise<MeterStats> {
+  // the statistics count the default tags; the coverage figures (stored, samples, longest gap) every row
   const { rows } = await sql<Record<string, unknown>>`
-    select count(*) as quarters,
+    select count(*) as stored,
       sum(count_value) as samples,
-      ${sql.raw(WEIGHTED_MEAN)} as mean,
-      min(min_value) as min,
-      (array_agg(time_15m order by min_value, time_15m) filter (where min_value is not null))[1] as min_at,
-      max(max_value) as max,
-      (array_agg(time_15m order by max_value desc, time_15m) filter (where max_value is not null))[1] as max_at,
-      sum(avg_value) as total,
+      count(*) filter (where counted) as quarters,
+      ${sql.raw(METER_BUCKET_MEAN)} filter (where counted) as mean,
+      min(min_value) filter (where counted) as min,
+      (array_agg(time_15m order by min_value, time_15m) filter (where counted and min_value is not null))[1] as min_at,
+      max(max_value) filter (where counted) as max,
+      (array_agg(time_15m order by max_value desc, time_15m) filter (where counted and max_value is not null))[1] as max_at,
+      sum(avg_value) filter (where counted) as total,
       extract(epoch from max(step)) * 1000 as longest_step
     from (
-      select *, time_15m - lag(time_15m) over (order by time_15m) as step
+      select *, time_15m - lag(time_15m) over (order by time_15m) as step, tag = any(${[...DEFAULT_TAGS]}) as counted
       from data_15m
       where meter_id = ${meterId} and time_15m >= ${ts(from)} and time_15m < ${ts(to)}
     ) d`.execute(db)
@@ -250,6 +258,7 @@ export async function meterStats(db: Db, meterId: number, from: number, to: numb
   const row = rows[0] ?? {}
   const num = (key: string) => (row[key] === null || row[key] === undefined ? null : Number(row[key]))
   return {
+    stored: Number(row.stored ?? 0),
     quarters: Number(row.quarters ?? 0),
     samples: num('samples'),
     mean: num('mean'),
@@ -267,9 +276,9 @@ export async function meterStats(db: Db, meterId: number, from: number, to: numb
 export async function meterDays(db: Db, meterId: number, from: number, to: number, zone: string): Promise<MeterDay[]> {
   const { rows } = await sql<Record<string, unknown>>`
     select to_char(time_15m at time zone ${zone}, 'YYYY-MM-DD') as day, count(*) as quarters,
-      ${sql.raw(WEIGHTED_MEAN)} as mean, min(min_value) as min, max(max_value) as max, sum(avg_value) as total
+      ${sql.raw(METER_BUCKET_MEAN)} as mean, min(min_value) as min, max(max_value) as max, sum(avg_value) as total
     from data_15m
-    where meter_id = ${meterId} and time_15m >= ${ts(from)} and time_15m < ${ts(to)}
+    where meter_id = ${meterId} and time_15m >= ${ts(from)} and time_15m < ${ts(to)} and tag = any(${[...DEFAULT_TAGS]})
     group by 1
     order by 1`.execute(db)
   return rows.map((r) => ({

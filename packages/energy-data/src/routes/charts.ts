@@ -20,7 +20,8 @@ const DESCRIPTIONS: Record<ChartName, { summary: string; description: string }> 
       `Stacked area of the mean power of each photovoltaic plant (Aule P, Aule R, Castelfidardo, Cittadella, ` +
       `Energy Center, I3P: the \`tot_pv_*\` plant columns of the pv group) over the last ${SERIES_DAYS} days ` +
       'in 15-minute detail (672 points). The pv columns hold the mean kW of each quarter hour: drawn as they ' +
-      'are. The top of the stack is the campus total.',
+      'are. The metered campus total (`tot_pv`) is drawn as a dashed line on its own stack: where a plant has no ' +
+      'reading the pile stops short of it, rather than passing a part for the whole.',
   },
   bilancio: {
     summary: 'PV production and grid withdrawal in kW (stacked area, 7 days, 15 min)',
@@ -37,8 +38,9 @@ const DESCRIPTIONS: Record<ChartName, { summary: string; description: string }> 
       `Columns of the daily water volume (m³) over the last ${DAILY_DAYS} complete local days holding data ` +
       '(midnight to midnight in the service zone, so DST days hold 23 or 25 hours): the main site meter ' +
       '(`tot_sede_centrale`) and, beside it, the sum of the five drinking fountains (`tot_font_*`). The water ' +
-      "columns hold the volume of each quarter hour: a day's column adds up its measured quarter hours. A day " +
-      'still in progress is left out rather than drawn as a short column.',
+      "columns hold the volume of each quarter hour: a day's column adds up its measured quarter hours, and a day " +
+      'with missing ones says how many of its own were measured after its label, `(88/96)` (of the series with ' +
+      'the fewest). A day still in progress is left out rather than drawn as a short column.',
   },
   fontanelle: {
     summary: 'Drinking fountain draw-off per fountain in L/h (stacked area, 7 days, 15 min)',

@@ -26,6 +26,7 @@ interface DataQuery {
   data_format: DataFormat
   fill: 'none' | 'null'
   coverage: boolean
+  totals: boolean
   start_datetime?: string
   end_datetime?: string
   timezone?: string
@@ -68,6 +69,7 @@ export const dataRoutes = routePlugin('energy-data-routes', (app) => {
         aggregation: query.aggregation,
         fill: query.fill,
         coverage: query.coverage,
+        totals: query.totals,
         zone,
         ...window,
       },
@@ -111,10 +113,11 @@ export const dataRoutes = routePlugin('energy-data-routes', (app) => {
         tags: ['Data'],
         summary: 'Per-meter quarter hours',
         description:
-          'Statistics of the raw samples of each meter per bucket, ordered by time then meter, in the unit of the ' +
-          "meter's `unit_id` (`/metadata/meters`). Buckets without any stored quarter hour are left out unless " +
-          '`fill=null`; `count_value` says how many samples a bucket holds, `coverage=true` how many of its ' +
-          'quarter hours hold a row.',
+          "Each meter's bucket, ordered by time then meter, in the unit of the meter's `unit_id` " +
+          "(`/metadata/meters`): `avg_value` the mean of the bucket's quarter-hour values, the others statistics " +
+          'of the raw samples. Quarter hours tagged `ok` unless `tag` says otherwise. Buckets without any stored ' +
+          'quarter hour are left out unless `fill=null`; `count_value` says how many samples a bucket holds, ' +
+          "`coverage=true` how many of its quarter hours hold a row, `totals=true` adds the bucket's exact total.",
         headers: apiKeyHeaders,
         security: apiKeySecurity,
         querystring: { type: 'object', properties: { ...dataQuerySchema(settings.zone), ...metersQuerySchema } },
@@ -157,7 +160,8 @@ export const dataRoutes = routePlugin('energy-data-routes', (app) => {
           description:
             "Mean of each column per bucket, ordered by time; each column's quantity, unit and meter are in the " +
             'row schema. Buckets without any stored quarter hour are left out unless `fill=null`; a column with ' +
-            'no value in a bucket is null; `coverage=true` says how many of its quarter hours hold a row.',
+            'no value in a bucket is null; `coverage=true` says how many of its quarter hours hold a row, ' +
+            '`totals=true` adds the exact totals of the columns that add up (volume, rain).',
           headers: apiKeyHeaders,
           security: apiKeySecurity,
           querystring: { type: 'object', properties: dataQuerySchema(settings.zone, aggregations) },

@@ -134,8 +134,10 @@ export const reportRoutes = routePlugin('energy-report-routes', (app) => {
         summary: 'Report on one meter',
         description:
           'Identity of the meter and its datalogger, coverage (quarter hours present and missing, longest ' +
-          'interval between readings, data-quality tags), statistics (mean weighted by sample counts, minimum ' +
-          'and maximum with their time, sum) and a table per local day, from the per-meter 15-minute table. ' +
+          'interval between readings, data-quality tags), statistics (mean of the quarter-hour values, minimum ' +
+          'and maximum with their time, total) and a table per local day, from the per-meter 15-minute table. ' +
+          'The figures count the quarter hours tagged `ok`, as `/data/meters` does by default; every tag is counted ' +
+          'in the coverage section. ' +
           `Unknown meter: 404.\n\n${RANGE_NOTE}\n\n${CACHING_NOTE}`,
         querystring: Type.Object({
           uuid: Type.Integer({

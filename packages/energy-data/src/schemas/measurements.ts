@@ -2,7 +2,7 @@ import Type, { type TSchema } from 'typebox'
 import { GROUPS, type GroupName, groupSeries, type Series } from '../catalogue/groups.ts'
 import { unitSymbol } from '../catalogue/quantities.ts'
 import { AGGREGATION_DESCRIPTION, AGGREGATION_VALUES, type Aggregation } from '../domain/aggregation.ts'
-import { TAG_DESCRIPTION, TAGS } from '../domain/tags.ts'
+import { DEFAULT_TAGS, TAG_DESCRIPTION, TAGS } from '../domain/tags.ts'
 import { DATA_FORMAT_DESCRIPTION, DATA_FORMAT_VALUES } from '../export/encoders.ts'
 
 const Time15m = Type.String({
@@ -31,7 +31,8 @@ export const Data15m = Type.Object(
     meter_id: Type.Integer(),
     avg_value: inMeterUnit(
       "The quarter hour's value (a mean power, or the energy or volume of an energy or water meter); " +
-        'aggregated: the mean of the raw samples (sum of sums / sum of counts)',
+        "aggregated: the mean of the bucket's quarter-hour values, each quarter hour weighing its 15 minutes " +
+        '(as a group column, so a column mirroring the meter gives the same number)',
     ),
     min_value: inMeterUnit('Smallest raw sample; aggregated: min of minima'),
     max_value: inMeterUnit('Largest raw sample; aggregated: max of maxima'),
@@ -46,6 +47,12 @@ export const Data15m = Type.Object(
       description:
         'Data-quality tag; `mixed` when an aggregated bucket holds several; null for a bucket filled by `fill=null`',
     }),
+    total_value: Type.Optional(
+      inMeterUnit(
+        "With `totals=true` only: the sum of the bucket's quarter-hour values, exact whatever is missing: the " +
+          "bucket's energy or volume for an energy or water meter; for a power meter, times 0.25 h, its energy",
+      ),
+    ),
     coverage: Coverage,
   },
   {
@@ -76,8 +83,8 @@ function seriesDescription(series: Series): string {
             ? '; energy over a period is the sum of kW x 0.25 h over its measured quarter hours'
             : ''
         }.`
-      : `An aggregated bucket holds the mean ${symbol} per quarter hour; its total is that mean times the quarter ` +
-        'hours measured (`coverage` times the quarter hours the bucket spans).'
+      : `An aggregated bucket holds the mean ${symbol} per quarter hour over its quarter hours holding a value; ` +
+        `its exact total is \`${series.column}_total\` (with \`totals=true\`).`
   return (
     `${series.text}. ${kind.quantityKind} in ${symbol} (${kind.unit}): ${kind.text}. ${bucket}` +
     (series.meter ? ` Mirrors meter ${series.meter.id} (same reading, same unit).` : '')
@@ -99,6 +106,19 @@ export function groupRowSchema(group: GroupName): TSchema {
     })
     example[column] = 12.5
   }
+  for (const series of groupSeries(group).filter((s) => s.kind.combination === 'sum')) {
+    const { unit, quantityKind } = series.kind
+    properties[`${series.column}_total`] = Type.Optional(
+      Type.Union([Type.Number(), Type.Null()], {
+        description:
+          `With \`totals=true\` only: the sum of \`${series.column}\` over the bucket's quarter hours, in ` +
+          `${unitSymbol(unit)} (${unit}): its exact total, whatever is missing (null when none holds a value).`,
+        'x-unit': unit,
+        'x-quantity-kind': quantityKind,
+        'x-combination': 'sum',
+      }),
+    )
+  }
   properties.coverage = Coverage
   return Type.Object(properties, { title: GROUPS[group].title, examples: [example] })
 }
@@ -106,7 +126,14 @@ export function groupRowSchema(group: GroupName): TSchema {
 /** The CSV/TXT header of a group, with each column's unit. */
 export function groupHeaderDescription(group: GroupName): string {
   const units = groupSeries(group).map((s) => `\`${s.column}\` ${unitSymbol(s.kind.unit)}`)
-  return `Header line \`time_15m\` then the columns in this order (units: ${units.join(', ')}), then one line per row.`
+  const totals = groupSeries(group)
+    .filter((s) => s.kind.combination === 'sum')
+    .map((s) => `\`${s.column}_total\` ${unitSymbol(s.kind.unit)}`)
+  return (
+    `Header line \`time_15m\` then the columns in this order (units: ${units.join(', ')})` +
+    `${totals.length ? `, with \`totals=true\` then ${totals.join(', ')}` : ''}` +
+    ', with `coverage=true` then `coverage`; then one line per row.'
+  )
 }
 
 const DATETIME_DESCRIPTION =
@@ -147,6 +174,14 @@ export function dataQuerySchema(zone: string, aggregations: readonly Aggregation
         'row, DST-aware (a local day in Europe/Rome spans 92, 96 or 100). A bucket at 0.64 holds 61 of its 96 ' +
         'quarter hours: its mean stands for them only.',
     }),
+    totals: Type.Boolean({
+      default: false,
+      description:
+        "Adds each bucket's exact totals after the columns: `<column>_total` for every column that adds up over " +
+        'time (volume, rain; their sum over the quarter hours holding a value), `total_value` on `/data/meters` ' +
+        "(the sum of the bucket's quarter-hour values). A bucket's mean times its coverage is not its total where " +
+        'a reading is missing inside a row.',
+    }),
     timezone: Type.Optional(
       Type.String({
         description:
@@ -166,7 +201,7 @@ export const metersQuerySchema = {
       description: 'Meter ids (repeat the parameter: `ids=860&ids=861`). Default: the meter with the lowest id.',
     }),
   ),
-  tag: Type.Array(Type.Enum([...TAGS]), { default: ['ok'], minItems: 1, description: TAG_DESCRIPTION }),
+  tag: Type.Array(Type.Enum([...TAGS]), { default: [...DEFAULT_TAGS], minItems: 1, description: TAG_DESCRIPTION }),
 }
 
 export function dataResponse(row: TSchema, description: string, header = 'Header line, then one line per row.') {

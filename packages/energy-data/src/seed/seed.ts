@@ -1,5 +1,5 @@
 import type pg from 'pg'
-import { GROUP_COLUMNS, GROUP_NAMES } from '../catalogue/groups.ts'
+import { GROUP_COLUMNS, GROUP_NAMES, MIRRORS, seriesNamed } from '../catalogue/groups.ts'
 import { METERS, meterMetadata } from '../catalogue/meters.ts'
 import { DAY_MS, floorQuarter, QUARTER_MS } from '../domain/time.ts'
 import { notifyMeasurementsChanged } from '../repositories/measurement-changes.ts'
@@ -98,6 +98,10 @@ export async function seedEstate(pool: pg.Pool, options: SeedOptions): Promise<S
 
   const meterSince = METERS.map((m) => Date.parse(m.dateFrom))
   const meterSignals = METERS.map(meterSignal)
+  const mirroredBy = METERS.map((m) =>
+    GROUP_NAMES.filter((g) => MIRRORS.some((s) => s.group === g && s.meter?.id === m.id)),
+  )
+  const mirrorOf = new Map(GROUP_NAMES.map((g) => [g, GROUP_COLUMNS[g].map((c) => seriesNamed(g, c).meter?.id)]))
 
   const client = await pool.connect()
   try {
@@ -137,20 +141,13 @@ export async function seedEstate(pool: pg.Pool, options: SeedOptions): Promise<S
       for (let t = chunkStart; t < chunkEnd; t += QUARTER_MS) {
         const q = t / QUARTER_MS
         const signals = signalsAt(seed, q, environmentAt(seed, t))
-        for (const g of GROUP_NAMES) {
-          const stream = GROUP_STREAMS[g]
-          if (inGap(seed, stream, q)) continue
-          const target = wide.get(g)!
-          target.t.push(t / 1000)
-          GROUP_COLUMNS[g].forEach((c, i) => {
-            // a single reading lost now and then
-            const lost = noise(seed, 8000 + stream * 64 + i, q) < 0.0008
-            target.columns[i]!.push(lost ? null : round3(signals[c] ?? 0))
-          })
-        }
         const day = Math.floor(q / 96)
+        // each meter's `ok` value this quarter hour: what the columns mirroring it hold
+        const okValues = new Map<number, number>()
         METERS.forEach((m, k) => {
           if (t < meterSince[k]!) return
+          // a meter mirrored in a group table is read by that table's logger: its outages are the meter's too
+          if (mirroredBy[k]!.some((g) => inGap(seed, GROUP_STREAMS[g], q))) return
           const stream = 100 + k
           let label = 'ok'
           const { signal, factor } = meterSignals[k]!
@@ -179,6 +176,7 @@ export async function seedEstate(pool: pg.Pool, options: SeedOptions): Promise<S
           }
           const spread = samples === 0 ? 0 : Math.abs(value) * (0.02 + 0.06 * noise(seed, 9400 + stream, q))
           const avg = round3(value)
+          if (label === 'ok') okValues.set(m.id, avg)
           meter.t.push(t / 1000)
           meter.id.push(m.id)
           meter.avg.push(avg)
@@ -188,6 +186,23 @@ export async function seedEstate(pool: pg.Pool, options: SeedOptions): Promise<S
           count.push(samples)
           tag.push(label)
         })
+        for (const g of GROUP_NAMES) {
+          const stream = GROUP_STREAMS[g]
+          if (inGap(seed, stream, q)) continue
+          const target = wide.get(g)!
+          target.t.push(t / 1000)
+          GROUP_COLUMNS[g].forEach((c, i) => {
+            const mirrored = mirrorOf.get(g)![i]
+            if (mirrored !== undefined) {
+              // the same reading as the meter's: there where the meter's quarter hour is `ok`, else none
+              target.columns[i]!.push(okValues.get(mirrored) ?? null)
+              return
+            }
+            // a single reading lost now and then
+            const lost = noise(seed, 8000 + stream * 64 + i, q) < 0.0008
+            target.columns[i]!.push(lost ? null : round3(signals[c] ?? 0))
+          })
+        }
       }
 
       if (meter.t.length) {

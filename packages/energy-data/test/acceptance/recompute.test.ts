@@ -249,24 +249,20 @@ describe('/report/meter', () => {
       const unit = units.get(id)
       const energyOf = (values: number[]) => (unit === 'unit:KiloW-HR' ? sum(values) : sum(values) * QUARTER_HOURS)
       const suffix = unit === 'unit:KiloW-HR' ? 'kWh per quarter hour' : 'kW'
-      const weighted = (rs: Row[]) => {
-        const counted = rs.filter((r) => (r.count_value as number) > 0 && r.avg_value !== null)
-        return (
-          sum(counted.map((r) => (r.avg_value as number) * (r.count_value as number))) /
-          sum(counted.map((r) => r.count_value as number))
-        )
-      }
-      const mean = listLine(body, 'Mean (weighted by samples)')
+      // the figures count the quarter hours tagged ok, as /data/meters by default; each weighs the same
+      const counted = rows.filter((r) => r.tag === 'ok')
+      const meanOf = (rs: Row[]) => sum(rs.map((r) => r.avg_value as number)) / rs.length
+      const mean = listLine(body, 'Mean of the quarter hours')
       expect(mean).toContain(` ${suffix} (`)
-      expectPrinted(mean, weighted(rows), 'mean')
+      expectPrinted(mean, meanOf(counted), 'mean')
       const min = extreme(
-        rows,
+        counted,
         (r) => r.min_value as number | null,
         (r) => r.t,
         false,
       )!
       const max = extreme(
-        rows,
+        counted,
         (r) => r.max_value as number | null,
         (r) => r.t,
       )!
@@ -276,15 +272,15 @@ describe('/report/meter', () => {
       expectPrinted(listLine(body, 'Maximum'), max.value, 'maximum')
       const energy = listLine(body, 'Energy')
       expect(energy).toMatch(/ kWh \(/)
-      expectPrinted(energy, energyOf(rows.map((r) => r.avg_value as number)), 'energy')
+      expectPrinted(energy, energyOf(counted.map((r) => r.avg_value as number)), 'energy')
 
       const table = tableRows(body, 'By day')
-      const withData = days.filter((d) => rows.some((r) => local(r.t).date === d))
+      const withData = days.filter((d) => counted.some((r) => local(r.t).date === d))
       expect(table.map((r) => r[0])).toEqual(withData)
       for (const [day, count, dayMean, dayMin, dayMax, dayEnergy] of table) {
-        const inDay = rows.filter((r) => local(r.t).date === day)
+        const inDay = counted.filter((r) => local(r.t).date === day)
         expect(Number(count), day).toBe(inDay.length)
-        expectPrinted(dayMean!, weighted(inDay), `${day} mean`)
+        expectPrinted(dayMean!, meanOf(inDay), `${day} mean`)
         expectPrinted(dayMin!, Math.min(...inDay.map((r) => r.min_value as number)), `${day} min`)
         expectPrinted(dayMax!, Math.max(...inDay.map((r) => r.max_value as number)), `${day} max`)
         expectPrinted(dayEnergy!, energyOf(inDay.map((r) => r.avg_value as number)), `${day} energy`)
