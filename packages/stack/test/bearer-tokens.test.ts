@@ -6,6 +6,8 @@ import { createTestDatabase, type TestDatabase } from '@campus/shared/testing'
 import * as oauth from 'oauth4webapi'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import type { EnergyDatabase } from '../../energy-data/src/db/schema.ts'
+import { createApiKey } from '../../energy-data/src/repositories/api-keys.ts'
+import { TWO_CREDENTIALS } from '../../energy-data/src/schemas/errors.ts'
 import { energyService } from '../../energy-data/src/service.ts'
 import { views } from '../../energy-data/test/fixtures/views.ts'
 import { testDatabase } from '../../energy-data/test/harness.ts'
@@ -162,6 +164,20 @@ onPostgresServer('bearer tokens of the OAuth server at the data API (RFC 6750, R
     expect(unknown.headers.get('www-authenticate')).toMatch(/^Bearer realm="energy-data", error="invalid_token"/)
     const both = await read(PV_DAY, { ...bearer('cmpa_x'), 'x-api-key': 'edk_x' })
     expect(both.status).toBe(400)
+    expect(await both.json()).toEqual({ detail: TWO_CREDENTIALS })
+  })
+
+  it('one credential sent under both schemes, as a generated client does, is that credential', async () => {
+    const token = await tokenFor('read_energy')
+    const sameToken = await read(PV_DAY, { ...bearer(token), 'x-api-key': token })
+    expect(sameToken.status).toBe(200)
+    const { key } = await createApiKey(energyDb.db, { name: 'generated client', endpoints: ['/data/*'] })
+    const sameKey = await read(PV_DAY, { ...bearer(key), 'x-api-key': key })
+    expect(sameKey.status).toBe(200)
+    // a key in both, valid for a path it may not call: judged as the key it is
+    expect((await read('/metadata/meters/', { ...bearer(key), 'x-api-key': key })).status).toBe(403)
+    // the token and a key of someone else: two credentials
+    expect((await read(PV_DAY, { ...bearer(token), 'x-api-key': key })).status).toBe(400)
   })
 
   it('a revoked token is refused within the bound (ENERGY_TOKEN_CACHE_SECONDS)', async () => {

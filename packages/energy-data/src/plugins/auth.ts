@@ -14,7 +14,7 @@ import { digestApiKey, endpointAllowed, looksLikeApiKey } from '../domain/api-ke
 import type { EnergyApp } from '../energy-app.ts'
 import { DetailError } from '../errors.ts'
 import { type ApiKeyRecord, findApiKeyByDigest, touchApiKey } from '../repositories/api-keys.ts'
-import { keyErrorResponses } from '../schemas/errors.ts'
+import { keyErrorResponses, TWO_CREDENTIALS } from '../schemas/errors.ts'
 
 /**
  * How a route is guarded, declared in its options as `config: { auth: ... }`:
@@ -147,8 +147,10 @@ async function authenticateBearer(tokens: TokenIntrospector | undefined, value: 
 type Credential = { scheme: 'key' | 'bearer'; value: string }
 
 /**
- * The one credential of a request: `x-api-key` or `Authorization: Bearer`, never both (without an
- * OAuth server, a key wins and the header is ignored, as before tokens were accepted).
+ * The one credential of a request: `x-api-key` or `Authorization: Bearer`, never two (without an
+ * OAuth server, a key wins and the header is ignored, as before tokens were accepted). The same
+ * string in both is one credential, as a client generated from the OpenAPI document sends the one
+ * it was given under every scheme: a key when it has a key's shape, else a token.
  */
 function credentialOf(request: FastifyRequest, bearerAccepted: boolean): Credential | undefined {
   const header = request.headers['x-api-key']
@@ -157,7 +159,8 @@ function credentialOf(request: FastifyRequest, bearerAccepted: boolean): Credent
   const bearer =
     authorization && /^bearer /i.test(authorization) ? authorization.slice(7).trim() || undefined : undefined
   if (key !== undefined && bearer !== undefined && bearerAccepted) {
-    throw new DetailError(400, 'Send one credential: x-api-key or Authorization: Bearer, not both')
+    if (key !== bearer) throw new DetailError(400, TWO_CREDENTIALS)
+    return looksLikeApiKey(key) ? { scheme: 'key', value: key } : { scheme: 'bearer', value: bearer }
   }
   if (key !== undefined) return { scheme: 'key', value: key }
   return bearer === undefined ? undefined : { scheme: 'bearer', value: bearer }

@@ -47,12 +47,12 @@ export const RateLimitedResponse = detailResponse(
   'Rate limit exceeded: at most 600 requests a minute, retry in 1 minute',
 )
 
+/** An API key and a different bearer token in one request: which one speaks for the caller is not for the service to guess. */
+export const TWO_CREDENTIALS = 'Send one credential: x-api-key or Authorization: Bearer, not two different ones'
+
 /** The error responses of a route guarded by an API key. */
 export const keyErrorResponses = {
-  400: detailResponse(
-    'Both an API key and a bearer token were sent',
-    'Send one credential: x-api-key or Authorization: Bearer, not both',
-  ),
+  400: detailResponse('An API key and a different bearer token were sent', TWO_CREDENTIALS),
   401: detailResponse('Missing, unknown, expired or revoked API key or access token', 'Invalid API key'),
   403: detailResponse(
     'The API key may not call this endpoint, or the access token lacks read_energy',
