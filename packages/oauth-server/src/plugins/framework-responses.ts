@@ -22,7 +22,8 @@ export const frameworkResponsesPlugin = fp(
       const response = (schema.response ?? {}) as Record<string, unknown>
       const methods = Array.isArray(route.method) ? route.method : [route.method]
       response['400'] ??= MALFORMED
-      if (methods.some((m) => m === 'POST' || m === 'PUT' || m === 'PATCH')) {
+      // Fastify reads a body on every method but GET and HEAD: a DELETE may carry one too
+      if (methods.some((m) => m !== 'GET' && m !== 'HEAD')) {
         response['413'] ??= TOO_LARGE
         response['415'] ??= UNSUPPORTED
       }
