@@ -33,6 +33,7 @@ interface UnitInfo {
 export const UNITS = {
   'unit:W': { symbol: 'W', dimension: 'power', multiplier: 1 },
   'unit:KiloW': { symbol: 'kW', dimension: 'power', multiplier: 1e3 },
+  'unit:W-HR': { symbol: 'Wh', dimension: 'energy', multiplier: 3.6e3 },
   'unit:KiloW-HR': { symbol: 'kWh', dimension: 'energy', multiplier: 3.6e6 },
   'unit:MegaW-HR': { symbol: 'MWh', dimension: 'energy', multiplier: 3.6e9 },
   'unit:M3': { symbol: 'm³', dimension: 'volume', multiplier: 1 },
@@ -81,6 +82,53 @@ export function conversionFactor(from: UnitId, to: UnitId, seconds?: number): nu
   if (seconds !== undefined && RATE_OF[b.dimension] === a.dimension) return (a.multiplier * seconds) / b.multiplier
   if (seconds !== undefined && RATE_OF[a.dimension] === b.dimension) return a.multiplier / seconds / b.multiplier
   throw new Error(`cannot convert ${from} to ${to}`)
+}
+
+/**
+ * The SenML unit symbols (RFC 8428's registry and RFC 8798's additions) a datalogger may send,
+ * as the catalogue's units. A symbol not here is refused, never guessed.
+ */
+const SENML_UNITS: Readonly<Record<string, UnitId>> = {
+  W: 'unit:W',
+  kW: 'unit:KiloW',
+  Wh: 'unit:W-HR',
+  kWh: 'unit:KiloW-HR',
+  MWh: 'unit:MegaW-HR',
+  m3: 'unit:M3',
+  l: 'unit:L',
+  L: 'unit:L',
+  'm3/h': 'unit:M3-PER-HR',
+  'l/h': 'unit:L-PER-HR',
+  'W/m2': 'unit:W-PER-M2',
+  Cel: 'unit:DEG_C',
+  hPa: 'unit:HectoPA',
+  '%RH': 'unit:PERCENT',
+  '%': 'unit:PERCENT',
+  lx: 'unit:LUX',
+  mm: 'unit:MilliM',
+  'm/s': 'unit:M-PER-SEC',
+  deg: 'unit:DEG',
+}
+
+/**
+ * How a value in a SenML unit becomes one in a meter's unit, when one is a multiple of the other
+ * (W to kW, Wh to kWh, L to m³); a reason otherwise. Without a unit, the meter's own is assumed.
+ */
+export function senmlConversion(
+  symbol: string | undefined,
+  to: UnitId,
+): { convert: (value: number) => number } | { reason: string } {
+  if (symbol === undefined) return { convert: (v) => v }
+  const from = Object.hasOwn(SENML_UNITS, symbol) ? SENML_UNITS[symbol] : undefined
+  if (!from) return { reason: `unit ${JSON.stringify(symbol)} is not a SenML unit this service knows` }
+  if (UNITS[from].dimension !== UNITS[to].dimension) {
+    return { reason: `unit ${symbol} does not convert to the meter's ${UNITS[to].symbol}` }
+  }
+  const factor = conversionFactor(from, to)
+  // W to kW: dividing by 1000 is correctly rounded, multiplying by 0.001 (not a binary fraction) is not
+  const divisor = Math.round(1 / factor)
+  if (factor < 1 && Math.abs(divisor * factor - 1) < 1e-12) return { convert: (v) => v / divisor }
+  return { convert: (v) => v * factor }
 }
 
 /**

@@ -1,0 +1,144 @@
+/**
+ * SenML packs (RFC 8428, JSON) resolved into the samples the campus's dataloggers report: base
+ * fields applied (`bn` + `n`, `bt` + `t`, `bu`, `bv` + `v`, `bs` + `s`), relative times made
+ * absolute, names read as `urn:campus:meter:<id>`. A record that cannot be a sample is refused
+ * with its reason and the rest of the pack stands; a payload that is not a pack at all is refused
+ * whole. No npm package keeps RFC 8428's resolution rules (the ones there are unmaintained
+ * encoders), so this is the service's own.
+ */
+
+/** One record, resolved: a numeric value (`v`) or a cumulative sum (`s`, a meter's register). */
+export interface SenmlSample {
+  /** Position of the record in the pack, from 0. */
+  index: number
+  meterId: number
+  /** Epoch milliseconds. */
+  timeMs: number
+  /** SenML unit symbol as sent (`bu` or `u`), or undefined. */
+  unit: string | undefined
+  kind: 'value' | 'sum'
+  value: number
+}
+
+export interface SenmlRefusal {
+  index: number
+  reason: string
+}
+
+export type SenmlPack = { ok: true; samples: SenmlSample[]; refused: SenmlRefusal[] } | { ok: false; reason: string }
+
+/** RFC 8428 section 4.5.1: the characters a resolved name may hold. */
+const NAME = /^[A-Za-z0-9][A-Za-z0-9\-:./_]*$/
+const METER_NAME = /^urn:campus:meter:([1-9][0-9]{0,9})$/
+/** RFC 8428 section 4.5.3: a resolved time below 2**28 seconds is relative to now. */
+const RELATIVE_LIMIT = 2 ** 28
+/** Labels of RFC 8428 section 4.1; a label ending in `_` must be understood, or the pack refused. */
+const KNOWN = new Set(['bn', 'bt', 'bu', 'bv', 'bs', 'bver', 'n', 'u', 'v', 'vs', 'vb', 'vd', 's', 't', 'ut'])
+const HIGHEST_VERSION = 10
+
+export const meterName = (meterId: number): string => `urn:campus:meter:${meterId}`
+
+const isObject = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x)
+
+/**
+ * Resolves a SenML JSON pack (the parsed JSON). `nowMs` stands for "now" in relative times.
+ * Refused records keep their index, so a quarantine can show the raw record and why.
+ */
+export function resolvePack(pack: unknown, nowMs: number): SenmlPack {
+  if (!Array.isArray(pack)) return { ok: false, reason: 'not a SenML pack: a JSON array of records is expected' }
+  if (pack.length === 0) return { ok: false, reason: 'not a SenML pack: the array holds no record' }
+  for (const [index, record] of pack.entries()) {
+    if (!isObject(record)) return { ok: false, reason: `not a SenML pack: record ${index} is not an object` }
+    const unknown = Object.keys(record).find((label) => label.endsWith('_') && !KNOWN.has(label))
+    if (unknown) return { ok: false, reason: `record ${index} has the must-understand label ${unknown}` }
+    if (record.bver !== undefined && (typeof record.bver !== 'number' || record.bver > HIGHEST_VERSION)) {
+      return { ok: false, reason: `record ${index}: SenML version ${String(record.bver)} is not supported` }
+    }
+  }
+  const samples: SenmlSample[] = []
+  const refused: SenmlRefusal[] = []
+  const base = { bn: '', bt: 0, bu: undefined as string | undefined, bv: 0, bs: 0 }
+  for (const [index, raw] of (pack as Array<Record<string, unknown>>).entries()) {
+    const refuse = (reason: string) => refused.push({ index, reason })
+    // base fields apply to this record and every later one, until set again (section 4.5)
+    const problem = readBase(raw, base)
+    if (problem) {
+      refuse(problem)
+      continue
+    }
+    if (raw.n !== undefined && typeof raw.n !== 'string') {
+      refuse('n is not a string')
+      continue
+    }
+    const name = base.bn + ((raw.n as string | undefined) ?? '')
+    if (!NAME.test(name)) {
+      refuse(name ? `name ${JSON.stringify(name)} is not a valid SenML name` : 'the record has no name')
+      continue
+    }
+    const meter = METER_NAME.exec(name)
+    if (!meter) {
+      refuse(`name ${JSON.stringify(name)} is not urn:campus:meter:<meter id>`)
+      continue
+    }
+    const unit = raw.u === undefined ? base.bu : raw.u
+    if (unit !== undefined && typeof unit !== 'string') {
+      refuse('u is not a string')
+      continue
+    }
+    if (raw.t !== undefined && !finite(raw.t)) {
+      refuse('t is not a finite number')
+      continue
+    }
+    const seconds = base.bt + ((raw.t as number | undefined) ?? 0)
+    const timeMs = Math.round((seconds < RELATIVE_LIMIT ? nowMs / 1000 + seconds : seconds) * 1000)
+    if (raw.vs !== undefined || raw.vb !== undefined || raw.vd !== undefined) {
+      refuse('a string, boolean or data value: measurements are numbers (v or s)')
+      continue
+    }
+    const hasValue = raw.v !== undefined
+    const hasSum = raw.s !== undefined
+    if (hasValue && hasSum) {
+      refuse('both v and s: a record carries one reading, a value or the register (sum)')
+      continue
+    }
+    if (!hasValue && !hasSum) {
+      refuse('no value: v (a reading) or s (a cumulative register) is expected')
+      continue
+    }
+    const field = hasValue ? raw.v : raw.s
+    if (!finite(field)) {
+      refuse(`${hasValue ? 'v' : 's'} is not a finite number`)
+      continue
+    }
+    const value = (hasValue ? base.bv : base.bs) + (field as number)
+    if (!Number.isFinite(value) || !Number.isFinite(timeMs)) {
+      refuse('the resolved value or time is not finite')
+      continue
+    }
+    samples.push({ index, meterId: Number(meter[1]), timeMs, unit, kind: hasValue ? 'value' : 'sum', value })
+  }
+  return { ok: true, samples, refused }
+}
+
+const finite = (x: unknown): x is number => typeof x === 'number' && Number.isFinite(x)
+
+/** Applies the record's base fields to `base`; a reason when one of them is malformed. */
+function readBase(
+  raw: Record<string, unknown>,
+  base: { bn: string; bt: number; bu: string | undefined; bv: number; bs: number },
+): string | undefined {
+  if (raw.bn !== undefined) {
+    if (typeof raw.bn !== 'string') return 'bn is not a string'
+    base.bn = raw.bn
+  }
+  if (raw.bu !== undefined) {
+    if (typeof raw.bu !== 'string') return 'bu is not a string'
+    base.bu = raw.bu
+  }
+  for (const label of ['bt', 'bv', 'bs'] as const) {
+    if (raw[label] === undefined) continue
+    if (!finite(raw[label])) return `${label} is not a finite number`
+    base[label] = raw[label]
+  }
+  return undefined
+}
