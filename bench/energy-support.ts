@@ -2,6 +2,8 @@
 import type { ChildProcess } from 'node:child_process'
 import type pg from 'pg'
 import { GROUP_COLUMNS } from '../packages/energy-data/src/catalogue/groups.ts'
+import { measurementsWritten } from '../packages/energy-data/src/repositories/measurement-writes.ts'
+import { inTransaction } from '../packages/energy-data/src/repositories/transaction.ts'
 import { energyService } from '../packages/energy-data/src/service.ts'
 import { launchService } from '../packages/shared/src/index.ts'
 
@@ -43,10 +45,18 @@ export const TEN_YEARS = { from: '2015-01-01T00:00:00Z', to: '2024-12-31T23:45:0
 
 export async function seedTenYearsOfWater(pool: pg.Pool): Promise<void> {
   const columns = GROUP_COLUMNS.water
-  await pool.query(
-    `insert into water_15m (time_15m, ${columns.join(', ')})
-     select t, ${columns.map((_, i) => `round((random() * ${i + 2})::numeric, 3)::float8`).join(', ')}
-     from generate_series($1::timestamptz, $2::timestamptz, interval '15 minutes') t on conflict do nothing`,
-    [TEN_YEARS.from, TEN_YEARS.to],
-  )
+  await inTransaction(pool, async (client) => {
+    await client.query(
+      `insert into water_15m (time_15m, ${columns.join(', ')})
+       select t, ${columns.map((_, i) => `round((random() * ${i + 2})::numeric, 3)::float8`).join(', ')}
+       from generate_series($1::timestamptz, $2::timestamptz, interval '15 minutes') t on conflict do nothing`,
+      [TEN_YEARS.from, TEN_YEARS.to],
+    )
+    // a writer like any other: through the write path's end (rollups, change notice)
+    await measurementsWritten(client, {
+      tables: ['water_15m'],
+      fromMs: Date.parse(TEN_YEARS.from),
+      toMs: Date.parse(TEN_YEARS.to) + 900_000,
+    })
+  })
 }

@@ -18,6 +18,7 @@ import { databasePlugin } from './plugins/database.ts'
 import { exporterPlugin } from './plugins/exporter.ts'
 import { rateLimitPlugin } from './plugins/rate-limit.ts'
 import { settingsPlugin } from './plugins/settings.ts'
+import { buildCalendar } from './repositories/rollups.ts'
 import { databaseZoneNames } from './repositories/zones.ts'
 import { authRoutes } from './routes/auth.ts'
 import { chartRoutes } from './routes/charts.ts'
@@ -39,6 +40,22 @@ export interface EnergyAppOptions {
 }
 
 /**
+ * The rollups' days and months in the service's zone, built once (the first start, or a changed
+ * ENERGY_TIMEZONE). A deployment that connects as the read-only role cannot write them: it logs so
+ * and answers from the hourly rollups until a writer (`pnpm energy seed`, `import`) builds them.
+ */
+async function buildRollupCalendar(app: FastifyInstance, database: Database<EnergyDatabase>, zone: string) {
+  try {
+    await buildCalendar(database.pool, zone, (table, seconds) =>
+      app.log.info({ table, seconds }, `rollups: the days and months of ${zone} built`),
+    )
+  } catch (error) {
+    if ((error as { code?: string }).code !== '42501') throw error
+    app.log.warn(`rollups: no right to build the days and months of ${zone}: days and months are read from hours`)
+  }
+}
+
+/**
  * The data API as a Fastify instance, not listening: the capability plugins that decorate the
  * instance, the platform (errors, OpenAPI, health, metrics), the guards, then the route plugins.
  */
@@ -55,6 +72,7 @@ export async function buildApp(options: EnergyAppOptions): Promise<FastifyInstan
     }),
   ).withTypeProvider<TypeBoxTypeProvider>()
 
+  await buildRollupCalendar(app, options.database, settings.zone)
   await app.register(settingsPlugin, { settings, now: options.now ?? Date.now })
   await app.register(databasePlugin, { database: options.database })
   // every answer but /metrics, to the origins configured: callers authenticate by header

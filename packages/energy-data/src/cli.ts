@@ -21,6 +21,7 @@ import { demo, demoKey, seed } from './commands/seed.ts'
 import { loadEnergyConfig } from './config.ts'
 import type { EnergyDatabase } from './db/schema.ts'
 import { importFiles } from './import/import-csv.ts'
+import { buildCalendar } from './repositories/rollups.ts'
 import { energyService, FIRST_PARTY_CLIENT_ID } from './service.ts'
 
 interface Context {
@@ -28,7 +29,15 @@ interface Context {
   pool: pg.Pool
   /** Where the running service answers, for the hints the demo prints. */
   baseUrl: string
+  /** ENERGY_TIMEZONE: the zone of the rollups' days and months. */
+  zone: string
 }
+
+/** Before a write: the rollups' days and months cut in the service's zone (once; a first start of an old database takes a while). */
+const calendar = ({ pool, zone }: Context) =>
+  buildCalendar(pool, zone, (table, seconds) =>
+    log(`rollups: the days and months of ${zone} for ${table} built in ${seconds.toFixed(1)} s`),
+  )
 
 const log = (line: string) => process.stderr.write(`${line}\n`)
 
@@ -113,25 +122,27 @@ const commands: Record<string, Command<Context>> = {
   },
   seed: {
     usage: 'seed [--from DATE] [--to DATE] [--seed N]',
-    run({ pool }, args) {
+    async run(context, args) {
       const { values } = parseFlags(args, {
         from: { type: 'string' },
         to: { type: 'string' },
         seed: { type: 'string' },
       })
-      return seed(pool, values, log)
+      await calendar(context)
+      return seed(context.pool, values, log)
     },
   },
   import: {
     usage: `import FILE... [--group ${GROUP_NAMES.join('|')}]`,
-    run({ pool }, args) {
+    async run(context, args) {
       const { values, positionals } = parseFlags(args, { group: { type: 'string' } }, { positionals: true })
       if (positionals.length === 0) throw usageError('import needs at least one FILE')
       const group = values.group
       if (group !== undefined && !(GROUP_NAMES as string[]).includes(group)) {
         throw usageError(`--group must be one of ${GROUP_NAMES.join(', ')}`)
       }
-      return importFiles(pool, positionals, { group: group as GroupName | undefined })
+      await calendar(context)
+      return importFiles(context.pool, positionals, { group: group as GroupName | undefined })
     },
   },
   'demo:key': {
@@ -143,11 +154,12 @@ const commands: Record<string, Command<Context>> = {
   },
   demo: {
     usage: 'demo [--days N]',
-    run({ db, pool, baseUrl }, args) {
+    async run(context, args) {
       const { values } = parseFlags(args, { days: { type: 'string' } })
       const days = values.days === undefined ? DEMO_DAYS : Number(values.days)
       if (!Number.isInteger(days) || days < 1) throw usageError('--days must be a positive integer')
-      return demo(db, pool, { days, baseUrl }, log)
+      await calendar(context)
+      return demo(context.db, context.pool, { days, baseUrl: context.baseUrl }, log)
     },
   },
 }
@@ -159,7 +171,12 @@ runCommandLine({
     const config = loadEnergyConfig()
     const database = await openMigratedDatabase<EnergyDatabase>(energyService, config)
     return {
-      context: { db: database.db, pool: database.pool, baseUrl: serviceUrl(energyService) },
+      context: {
+        db: database.db,
+        pool: database.pool,
+        baseUrl: serviceUrl(energyService),
+        zone: config.ENERGY_TIMEZONE,
+      },
       close: () => database.close(),
     }
   },

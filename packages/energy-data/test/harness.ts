@@ -3,6 +3,7 @@
  * set (`test/fixtures/`, or the estate `pnpm energy seed` writes), the app over it (injected or
  * listening), API keys, and the service or its command line as real processes.
  */
+
 import { type IncomingMessage, request } from 'node:http'
 import { type Database, launchService, type RunningService, runServiceCommand } from '@campus/shared'
 import { createTestDatabase, type TestDatabase } from '@campus/shared/testing'
@@ -13,6 +14,8 @@ import { seed } from '../src/commands/seed.ts'
 import { defaultSettings, type EnergySettings } from '../src/config.ts'
 import type { EnergyDatabase } from '../src/db/schema.ts'
 import { createApiKey } from '../src/repositories/api-keys.ts'
+import { measurementsWritten } from '../src/repositories/measurement-writes.ts'
+import { inTransaction } from '../src/repositories/transaction.ts'
 import { energyService } from '../src/service.ts'
 
 /** What a test database holds before the test starts. */
@@ -25,21 +28,37 @@ export const seeded =
     await seed(database.pool, range)
   }
 
-/** Rows into a table in plain parameterised INSERTs of 500 (the table is a fixture constant, never input). */
+/**
+ * Rows into a 15-minute table in plain parameterised INSERTs of 500 (the table is a fixture
+ * constant, never input), then the write path's end (rollups, change notice), in one transaction
+ * as every writer does.
+ */
 export async function insertRows(
   database: Database<EnergyDatabase>,
   table: keyof EnergyDatabase,
   rows: ReadonlyArray<Record<string, unknown>>,
 ): Promise<void> {
   const columns = Object.keys(rows[0] ?? {})
-  for (let k = 0; k < rows.length; k += 500) {
-    const chunk = rows.slice(k, k + 500)
-    const values = chunk.map((_, r) => `(${columns.map((_c, c) => `$${r * columns.length + c + 1}`).join(', ')})`)
-    await database.pool.query(
-      `insert into ${table} (${columns.join(', ')}) values ${values.join(', ')}`,
-      chunk.flatMap((row) => columns.map((c) => row[c])),
+  await inTransaction(database.pool, async (client) => {
+    for (let k = 0; k < rows.length; k += 500) {
+      const chunk = rows.slice(k, k + 500)
+      const values = chunk.map((_, r) => `(${columns.map((_c, c) => `$${r * columns.length + c + 1}`).join(', ')})`)
+      await client.query(
+        `insert into ${table} (${columns.join(', ')}) values ${values.join(', ')}`,
+        chunk.flatMap((row) => columns.map((c) => row[c])),
+      )
+    }
+    const times = rows.map((r) =>
+      r.time_15m instanceof Date ? r.time_15m.getTime() : Date.parse(String(r.time_15m ?? Number.NaN)),
     )
-  }
+    if (String(table).endsWith('_15m') && times.length && times.every(Number.isFinite)) {
+      await measurementsWritten(client, {
+        tables: [table],
+        fromMs: Math.min(...times),
+        toMs: Math.max(...times) + 900_000,
+      })
+    }
+  })
 }
 
 /** A quarter hour of one meter, as the per-meter table holds it. */

@@ -6,7 +6,7 @@ import type pg from 'pg'
 import { GROUP_COLUMNS, GROUP_NAMES, type GroupName } from '../catalogue/groups.ts'
 import { isTag } from '../domain/tags.ts'
 import { parseInstant, QUARTER_MS } from '../domain/time.ts'
-import { notifyMeasurementsChanged } from '../repositories/measurement-changes.ts'
+import { measurementsWritten } from '../repositories/measurement-writes.ts'
 import { splitLine } from './csv.ts'
 
 /**
@@ -235,9 +235,9 @@ export async function importFiles(
     const imported = []
     const touched: Touched = new Map()
     for (const path of paths) imported.push(await importFile(client, path, { group: options.group, meters, touched }))
-    // every instance drops its cached answers of what was written, when (and only if) this commits
+    // the rollups of what was written, and every instance told of it, when (and only if) this commits
     for (const [table, range] of touched) {
-      await notifyMeasurementsChanged(client, {
+      await measurementsWritten(client, {
         tables: [table],
         fromMs: range.from * 1000,
         toMs: range.to * 1000 + QUARTER_MS,

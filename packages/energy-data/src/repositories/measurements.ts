@@ -2,7 +2,9 @@ import type pg from 'pg'
 import { GROUP_COLUMNS, type GroupName, groupSeries } from '../catalogue/groups.ts'
 import { AGGREGATIONS, type Aggregation, sliceBuckets } from '../domain/aggregation.ts'
 import { bucketEdges, bucketStart, nextBucket } from '../domain/buckets.ts'
+import { HOUR_MS } from '../domain/time.ts'
 import type { RowSql, SqlField } from '../export/encoders.ts'
+import { calendarZone, LEVEL_OF, type RollupLevel } from './rollups.ts'
 
 /**
  * Reads of the 15-minute tables, bucketed. Rows come back as `[epoch ms, fields as text]`
@@ -32,6 +34,8 @@ export interface SeriesRequest {
   coverage: boolean
   /** Adds the exact totals: `<column>_total` of a group's amount columns, `total_value` of a meter. */
   totals?: boolean
+  /** Reads every bucket from the quarter hours, never from the rollups (the benchmark's baseline). */
+  quarterScan?: boolean
 }
 
 interface SeriesPlan {
@@ -42,6 +46,11 @@ interface SeriesPlan {
   edges: number[]
   /** Upper bound of the rows the window holds: buckets x series, exact with `fill=null`. */
   bound: number
+  /**
+   * The rollup level buckets are read from: the calendar zone's days or months when the request
+   * is in that zone, else hours when every edge lies on a UTC hour; else none (the quarter hours).
+   */
+  level: RollupLevel | undefined
 }
 
 const EPOCH_MS = (expr: string) => `(extract(epoch from ${expr}) * 1000)::float8`
@@ -84,8 +93,10 @@ export async function planSeries(pool: pg.Pool, request: SeriesRequest): Promise
   const { aggregation, zone } = request
   const lo = bucketStart(aggregation, zone, request.startMs)
   const hi = nextBucket(aggregation, zone, bucketStart(aggregation, zone, request.endMs))
-  const per = sliceBuckets(aggregation, seriesCount(request.source))
+  const series = seriesCount(request.source)
+  let per = sliceBuckets(aggregation, series)
   let buckets = 0
+  let level: RollupLevel | undefined
   const edges: number[] = []
   if (fixedSlots(aggregation)) {
     // quarter and half hours are the same in every zone in use: arithmetic
@@ -95,10 +106,32 @@ export async function planSeries(pool: pg.Pool, request: SeriesRequest): Promise
   } else {
     const all = bucketEdges(aggregation, zone, lo, hi)
     buckets = all.length - 1
+    level = request.quarterScan ? undefined : await levelOf(pool, aggregation, zone, all)
+    // a slice reads fewer rows from rollups: more buckets each, as many rows out as before
+    if (level) per = Math.min(per * LEVEL_OF[level].quarters, Math.max(1, Math.floor(2500 / series)))
     for (let i = 0; i < buckets; i += per) edges.push(all[i] as number)
   }
   edges.push(hi)
-  return { lo, hi, edges: await trimToData(pool, request, edges), bound: buckets * seriesCount(request.source) }
+  return {
+    lo,
+    hi,
+    edges: await trimToData(pool, request, edges),
+    bound: buckets * series,
+    level,
+  }
+}
+
+/** The rollup level of a request's buckets (their edges `all`), if any serves them. */
+async function levelOf(
+  pool: pg.Pool,
+  aggregation: Aggregation,
+  zone: string,
+  all: number[],
+): Promise<RollupLevel | undefined> {
+  const a = AGGREGATIONS[aggregation]
+  if (a.kind === 'calendar' && (await calendarZone(pool)) === zone) return a.unit === 'month' ? 'month' : 'day'
+  // a zone whose offset is a whole number of hours makes every bucket of whole UTC hours
+  return all.every((e) => e % HOUR_MS === 0) ? 'hour' : undefined
 }
 
 /** Slices beyond which a window is trimmed to the stored rows (below it, empty slices cost little). */
@@ -178,14 +211,47 @@ export function seriesFields(request: Pick<SeriesRequest, 'source' | 'coverage' 
   return request.coverage ? [...fields, 'coverage'] : fields
 }
 
+/** What an aggregated bucket is computed from: the quarter hours, or the hourly rollups summing them. */
+interface Source {
+  table: string
+  time: string
+  rows: string
+  level?: RollupLevel
+}
+
+/** The rows of one level of a rollup table (the level is a constant of the code, never input). */
+const levelFilter = (source: Source) => (source.level ? `level = '${source.level}' and ` : '')
+
+/** The statistics of a group column over a bucket, from either source (the same numbers). */
+const GROUP_STATS = {
+  quarter: { mean: (c: string) => `avg(${c})`, total: (c: string) => `sum(${c})` },
+  rollup: { mean: (c: string) => `sum(${c}_sum) / nullif(sum(${c}_n), 0)`, total: (c: string) => `sum(${c}_sum)` },
+}
+
+/** A meter's bucket, from either source: avg, min, max, sum, count, tag, then the total of its quarter-hour values. */
+const METER_STATS = {
+  quarter: [METER_BUCKET_MEAN, 'min(min_value)', 'max(max_value)', 'sum(sum_value)', 'sum(count_value)'],
+  rollup: [
+    'sum(avg_sum) / nullif(sum(values_n), 0)',
+    'min(min_value)',
+    'max(max_value)',
+    'sum(sum_value)',
+    'sum(count_value)::bigint',
+  ],
+}
+const METER_TOTAL = { quarter: 'sum(avg_value)', rollup: 'sum(avg_sum)' }
+const MIXED_TAG = "case when min(tag) = max(tag) then min(tag) else 'mixed' end"
+
 /**
  * The query of one slice. The default shape (no fill, no coverage) is the plain grouped read;
  * `coverage` adds the share of measured quarter hours per bucket; `fill=null` walks every bucket
- * of the slice (and every meter) and joins what is stored.
+ * of the slice (and every meter) and joins what is stored. With `rollup`, aggregated buckets are
+ * read from the rollups of `level`, else from the quarter hours.
  */
-function sliceSql(request: SeriesRequest, rowSql: RowSql): SliceSql {
+function sliceSql(request: SeriesRequest, rowSql: RowSql, level?: RollupLevel): SliceSql {
   const { source, aggregation, zone, fill, coverage } = request
   const raw = aggregation === '15 m'
+  const from = level ? 'rollup' : 'quarter'
   // $3: the slice's bucket edges, where the local calendar makes them
   const calendar = !fixedSlots(aggregation)
   const extra: unknown[] = []
@@ -204,21 +270,33 @@ function sliceSql(request: SeriesRequest, rowSql: RowSql): SliceSql {
   if (source.kind === 'group') {
     const columns = GROUP_COLUMNS[source.group]
     const totals = request.totals ? totalColumns(source.group) : []
-    const table = `${source.group}_15m`
+    const table: Source = level
+      ? { table: `${source.group}_rollup`, time: 'start', rows: 'sum(quarters)', level }
+      : { table: `${source.group}_15m`, time: 'time_15m', rows: 'count(*)' }
+    const stats = GROUP_STATS[from]
     const fields = (wrap: (c: string) => string, total: (c: string) => string, count: string, b: string) =>
       rowSql([
         ...columns.map((c): SqlField => ({ name: c, sql: wrap(c), kind: 'number' })),
         ...totals.map((c): SqlField => ({ name: `${c}_total`, sql: total(c), kind: 'number' })),
         ...covered(count, b),
       ])
-    const stored = raw
-      ? `select time_15m as b, ${columns.join(', ')}, 1 as n from ${table} where time_15m >= $1 and time_15m < $2`
-      : `select b, ${columns.map((c) => `avg(${c}) as ${c}`).join(', ')},
-           ${totals.map((c) => `sum(${c}) as ${c}_total, `).join('')}count(*) as n
-         from (select ${bucket.of('time_15m')} as b, ${columns.join(', ')} from ${table}
-               where time_15m >= $1 and time_15m < $2) s
-         group by b`
+    const where = `${levelFilter(table)}${table.time} >= $1 and ${table.time} < $2`
+    const bucketed = `(select ${bucket.of(table.time)} as b, * from ${table.table} where ${where}) s group by b`
+    if (raw) {
+      const text = `select ${EPOCH_MS('time_15m')}, ${fields(
+        (c) => c,
+        (c) => c,
+        '1',
+        'time_15m',
+      )} from ${table.table} where ${where}`
+      if (fill !== 'null') return { text, order: 'time_15m', values }
+    }
     if (fill === 'null') {
+      const stored = raw
+        ? `select time_15m as b, ${columns.join(', ')}, 1 as n from ${table.table} where ${where}`
+        : `select b, ${columns.map((c) => `${stats.mean(c)} as ${c}`).join(', ')},
+             ${totals.map((c) => `${stats.total(c)} as ${c}_total, `).join('')}${table.rows} as n
+           from ${bucketed}`
       const text = `select ${EPOCH_MS('k.b')}, ${fields(
         (c) => `x.${c}`,
         (c) => (raw ? `x.${c}` : `x.${c}_total`),
@@ -228,29 +306,16 @@ function sliceSql(request: SeriesRequest, rowSql: RowSql): SliceSql {
         from (${bucket.series}) k left join (${stored}) x on x.b = k.b`
       return { text, order: 'k.b', values }
     }
-    const text = raw
-      ? `select ${EPOCH_MS('time_15m')}, ${fields(
-          (c) => c,
-          (c) => c,
-          '1',
-          'time_15m',
-        )} from ${table}
-         where time_15m >= $1 and time_15m < $2`
-      : `select ${EPOCH_MS('b')}, ${fields(
-          (c) => `avg(${c})`,
-          (c) => `sum(${c})`,
-          'count(*)',
-          'b',
-        )}
-         from (select ${bucket.of('time_15m')} as b, ${columns.join(', ')} from ${table}
-               where time_15m >= $1 and time_15m < $2) s
-         group by b`
-    return { text, order: raw ? 'time_15m' : 'b', values }
+    const text = `select ${EPOCH_MS('b')}, ${fields(stats.mean, stats.total, table.rows, 'b')} from ${bucketed}`
+    return { text, order: 'b', values }
   }
 
   const ids = param([...source.ids])
   const tags = param([...source.tags])
-  const filter = `meter_id = any(${ids}::int[]) and tag = any(${tags}::text[]) and time_15m >= $1 and time_15m < $2`
+  const table: Source = level
+    ? { table: 'data_rollup', time: 'start', rows: 'sum(quarters)', level }
+    : { table: 'data_15m', time: 'time_15m', rows: 'count(*)' }
+  const filter = `${levelFilter(table)}meter_id = any(${ids}::int[]) and tag = any(${tags}::text[]) and ${table.time} >= $1 and ${table.time} < $2`
   // the bucket's total: the sum of its quarter-hour values
   const meterFields = (sqls: string[], total: string, count: string, b: string) =>
     rowSql([
@@ -258,23 +323,16 @@ function sliceSql(request: SeriesRequest, rowSql: RowSql): SliceSql {
       ...(request.totals ? [{ name: 'total_value', sql: total, kind: 'number' as const }] : []),
       ...covered(count, b),
     ])
-  const aggregated = [
-    METER_BUCKET_MEAN,
-    'min(min_value)',
-    'max(max_value)',
-    'sum(sum_value)',
-    'sum(count_value)',
-    "case when min(tag) = max(tag) then min(tag) else 'mixed' end",
-  ]
-  const stored = raw
-    ? `select time_15m as b, meter_id, avg_value, min_value, max_value, sum_value, count_value, tag,
-         avg_value as total_value, 1 as n
-       from data_15m where ${filter}`
-    : `select b, meter_id, ${aggregated.map((sql, i) => `${sql} as ${METER_FIELDS[i + 1]?.name}`).join(', ')},
-         sum(avg_value) as total_value, count(*) as n
-       from (select ${bucket.of('time_15m')} as b, * from data_15m where ${filter}) s
-       group by b, meter_id`
+  const aggregated = [...METER_STATS[from], MIXED_TAG]
+  const bucketed = `(select ${bucket.of(table.time)} as b, * from ${table.table} where ${filter}) s group by b, meter_id`
   if (fill === 'null') {
+    const stored = raw
+      ? `select time_15m as b, meter_id, avg_value, min_value, max_value, sum_value, count_value, tag,
+           avg_value as total_value, 1 as n
+         from data_15m where ${filter}`
+      : `select b, meter_id, ${aggregated.map((sql, i) => `${sql} as ${METER_FIELDS[i + 1]?.name}`).join(', ')},
+           ${METER_TOTAL[from]} as total_value, ${table.rows} as n
+         from ${bucketed}`
     // an empty bucket holds no sample: count_value 0, the statistics and the tag null
     const text = `select ${EPOCH_MS('k.b')}, ${meterFields(
       [
@@ -303,15 +361,14 @@ function sliceSql(request: SeriesRequest, rowSql: RowSql): SliceSql {
            'time_15m',
          )}
        from data_15m where ${filter}`
-    : `select ${EPOCH_MS('b')}, ${meterFields(['meter_id', ...aggregated], 'sum(avg_value)', 'count(*)', 'b')}
-       from (select ${bucket.of('time_15m')} as b, * from data_15m where ${filter}) s
-       group by b, meter_id`
+    : `select ${EPOCH_MS('b')}, ${meterFields(['meter_id', ...aggregated], METER_TOTAL[from], table.rows, 'b')}
+       from ${bucketed}`
   return { text, order: raw ? 'time_15m, meter_id' : 'b, meter_id', values }
 }
 
 /** Exact number of rows the request returns (asked only when the bound exceeds the cap). */
 export async function countSeries(pool: pg.Pool, request: SeriesRequest, plan: SeriesPlan): Promise<number> {
-  const { text, values } = sliceSql(request, (fields) => fields.map(() => "''").join(' || '))
+  const { text, values } = sliceSql(request, (fields) => fields.map(() => "''").join(' || '), plan.level)
   const result = await pool.query<{ n: number }>(
     `select count(*)::float8 as n from (${text}) x`,
     values(new Date(plan.lo), new Date(plan.hi)),
@@ -334,7 +391,7 @@ export async function* readSeries(
   plan: SeriesPlan,
   rowSql: RowSql,
 ): AsyncGenerator<Array<[number, string]>, void, undefined> {
-  const { text: body, order, values } = sliceSql(request, rowSql)
+  const { text: body, order, values } = sliceSql(request, rowSql, plan.level)
   const text = `${body} order by ${order}`
   const slices: Array<[number, number]> = []
   for (let i = 0; i + 1 < plan.edges.length; i++) {

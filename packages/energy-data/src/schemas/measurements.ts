@@ -185,7 +185,7 @@ export function dataQuerySchema(zone: string, aggregations: readonly Aggregation
     timezone: Type.Optional(
       Type.String({
         description:
-          'IANA zone of local days (bucket boundaries of `1 d`, `1 w`, `1 mon`) and of the output offsets; ' +
+          'IANA zone of the local calendar (bucket boundaries of `1 h`, `1 d`, `1 w`, `1 mon`) and of the output offsets; ' +
           `default ${zone} (ENERGY_TIMEZONE).`,
         examples: ['Europe/Rome', 'UTC'],
       }),

@@ -2,7 +2,7 @@ import type pg from 'pg'
 import { GROUP_COLUMNS, GROUP_NAMES, MIRRORS, seriesNamed } from '../catalogue/groups.ts'
 import { METERS, meterMetadata } from '../catalogue/meters.ts'
 import { DAY_MS, floorQuarter, QUARTER_MS } from '../domain/time.ts'
-import { notifyMeasurementsChanged } from '../repositories/measurement-changes.ts'
+import { measurementsWritten } from '../repositories/measurement-writes.ts'
 import { environmentAt, noise } from './environment.ts'
 import { DATALOGGERS, GROUP_STREAMS, meterSignal, signalsAt } from './estate.ts'
 
@@ -229,8 +229,8 @@ export async function seedEstate(pool: pg.Pool, options: SeedOptions): Promise<S
         )
         rows[`${g}_15m`] = (rows[`${g}_15m`] ?? 0) + target.t.length
       }
-      // every instance drops its cached answers of this chunk's quarter hours, when this commits
-      await notifyMeasurementsChanged(client, {
+      // the rollups of these hours, and every instance told to drop its cached answers of them, when this commits
+      await measurementsWritten(client, {
         tables: ['data_15m', ...GROUP_NAMES.map((g) => `${g}_15m`)],
         fromMs: chunkStart,
         toMs: chunkEnd,
