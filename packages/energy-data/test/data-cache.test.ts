@@ -42,12 +42,16 @@ describe.runIf(onServer)('answers of past windows, cached', () => {
   const dir = mkdtempSync(join(tmpdir(), 'energy-cache-'))
 
   beforeAll(async () => {
-    h = await startHarness()
+    // the rows are there before any instance listens: their write's notice reaches nobody, so it
+    // cannot arrive late and drop an answer cached after it
+    h = await startHarness({
+      data: (database) =>
+        insertRows(database, 'pv_15m', [pvRow(NOON - 900_000, 1), pvRow(NOON, 2), pvRow(NOON + 900_000, 3)]),
+    })
     // a second instance on the same database
     other = await buildApp({ database: h.database, settings: defaultSettings(), logLevel: 'silent' })
     await other.ready()
     key = await h.key()
-    await insertRows(h.database, 'pv_15m', [pvRow(NOON - 900_000, 1), pvRow(NOON, 2), pvRow(NOON + 900_000, 3)])
   })
   afterAll(async () => {
     await other?.close()
@@ -116,15 +120,19 @@ describe.runIf(onServer)('the cache is bounded in bytes', () => {
   const DAYS = Array.from({ length: 12 }, (_, i) => `2025-07-${String(i + 1).padStart(2, '0')}`)
 
   beforeAll(async () => {
-    h = await startHarness({ settings: { cacheBytes: LIMIT } })
-    key = await h.key()
     // every quarter hour of twelve days: a day's JSON is over 30 kB, twelve are beyond the limit
+    // (written before the instance listens, as above)
     const start = Date.parse(`${DAYS[0]}T00:00:00Z`)
-    await insertRows(
-      h.database,
-      'pv_15m',
-      Array.from({ length: 96 * DAYS.length }, (_, q) => pvRow(start + q * 900_000, q)),
-    )
+    h = await startHarness({
+      settings: { cacheBytes: LIMIT },
+      data: (database) =>
+        insertRows(
+          database,
+          'pv_15m',
+          Array.from({ length: 96 * DAYS.length }, (_, q) => pvRow(start + q * 900_000, q)),
+        ),
+    })
+    key = await h.key()
   })
   afterAll(async () => h?.close())
 
