@@ -17,6 +17,7 @@ import type pg from 'pg'
 import { GROUP_NAMES, type GroupName } from './catalogue/groups.ts'
 import { exportData, login, tokenFile } from './client/commands.ts'
 import { keyCreate, keyList, keyRevoke } from './commands/keys.ts'
+import { refreshRollups } from './commands/rollups.ts'
 import { demo, demoKey, seed } from './commands/seed.ts'
 import { loadEnergyConfig } from './config.ts'
 import type { EnergyDatabase } from './db/schema.ts'
@@ -143,6 +144,14 @@ const commands: Record<string, Command<Context>> = {
       }
       await calendar(context)
       return importFiles(context.pool, positionals, { group: group as GroupName | undefined })
+    },
+  },
+  'rollups:refresh': {
+    usage: 'rollups:refresh --from DATE --to DATE',
+    async run(context, args) {
+      const { values } = parseFlags(args, { from: { type: 'string' }, to: { type: 'string' } })
+      await calendar(context)
+      return refreshRollups(context.pool, values)
     },
   },
   'demo:key': {

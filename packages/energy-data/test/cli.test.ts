@@ -233,6 +233,31 @@ describe('import', () => {
     ])
   })
 
+  it('rollups:refresh brings the rollups up to rows written by plain SQL (real process)', async () => {
+    const fresh = await testDatabase()
+    try {
+      await fresh.pool.query(
+        `insert into water_15m (time_15m, tot_sede_centrale) values ('2025-05-01T10:00:00Z', 3), ('2025-05-01T10:15:00Z', 4)`,
+      )
+      const hour = () =>
+        fresh.pool.query(`select quarters, tot_sede_centrale_n as n, tot_sede_centrale_sum as total from water_rollup
+          where level = 'hour' and start = '2025-05-01T10:00:00Z'`)
+      expect((await hour()).rows).toEqual([])
+      expect((await cli(['rollups:refresh', '--from', '2025-05-01'], fresh.url)).code).toBe(2)
+      const refreshed = await cli(['rollups:refresh', '--from', '2025-05-01', '--to', '2025-05-02'], fresh.url)
+      expect(refreshed.code).toBe(0)
+      expect(JSON.parse(refreshed.stdout).refreshed).toContain('water_15m')
+      expect((await hour()).rows).toEqual([{ quarters: 2, n: 2, total: 7 }])
+      // the day of the service's zone too
+      const day = await fresh.pool.query(
+        `select tot_sede_centrale_sum as total from water_rollup where level = 'day' and start = '2025-04-30T22:00:00Z'`,
+      )
+      expect(day.rows).toEqual([{ total: 7 }])
+    } finally {
+      await fresh.close()
+    }
+  })
+
   it('a bad file loads nothing and the error names file, line and column (real process)', async () => {
     const good = write('pv-good.csv', 'time_15m,tot_pv\n2025-06-01 10:00:00,100\n')
     const bad = write(
