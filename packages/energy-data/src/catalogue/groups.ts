@@ -197,6 +197,11 @@ export function groupSeries(group: GroupName): readonly Series[] {
   return GROUP_COLUMNS[group].map((c) => SERIES.get(`${group}.${c}`) as Series)
 }
 
+/** The columns of a group that add up over time (amounts: volume, rain): each has a bucket total, `<column>_total`. */
+export function totalledSeries(group: GroupName): readonly Series[] {
+  return groupSeries(group).filter((s) => s.kind.combination === 'sum')
+}
+
 /** Every column of every group, group by group in order. */
 export const ALL_SERIES: readonly Series[] = [...SERIES.values()]
 

@@ -1,5 +1,5 @@
 import type pg from 'pg'
-import { GROUP_COLUMNS, type GroupName, groupSeries } from '../catalogue/groups.ts'
+import { GROUP_COLUMNS, type GroupName, totalledSeries } from '../catalogue/groups.ts'
 import { AGGREGATIONS, type Aggregation, sliceBuckets } from '../domain/aggregation.ts'
 import { bucketEdges, bucketStart, nextBucket } from '../domain/buckets.ts'
 import { HOUR_MS } from '../domain/time.ts'
@@ -196,11 +196,7 @@ const METER_FIELDS = [
   { name: 'tag', kind: 'string' },
 ] as const
 
-/** A group's columns that add up over time (amounts: energy, volume, rain): they get a `_total` with `totals`. */
-export const totalColumns = (group: GroupName): string[] =>
-  groupSeries(group)
-    .filter((s) => s.kind.combination === 'sum')
-    .map((s) => s.column)
+const totalColumns = (group: GroupName): string[] => totalledSeries(group).map((s) => s.column)
 
 /** The fields after `time_15m` of the rows of a request, in order. */
 export function seriesFields(request: Pick<SeriesRequest, 'source' | 'coverage' | 'totals'>): string[] {

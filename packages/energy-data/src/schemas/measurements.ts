@@ -1,5 +1,5 @@
 import Type, { type TSchema } from 'typebox'
-import { GROUPS, type GroupName, groupSeries, type Series } from '../catalogue/groups.ts'
+import { GROUPS, type GroupName, groupSeries, type Series, totalledSeries } from '../catalogue/groups.ts'
 import { unitSymbol } from '../catalogue/quantities.ts'
 import { AGGREGATION_DESCRIPTION, AGGREGATION_VALUES, type Aggregation } from '../domain/aggregation.ts'
 import { DEFAULT_TAGS, TAG_DESCRIPTION, TAGS } from '../domain/tags.ts'
@@ -106,7 +106,7 @@ export function groupRowSchema(group: GroupName): TSchema {
     })
     example[column] = 12.5
   }
-  for (const series of groupSeries(group).filter((s) => s.kind.combination === 'sum')) {
+  for (const series of totalledSeries(group)) {
     const { unit, quantityKind } = series.kind
     properties[`${series.column}_total`] = Type.Optional(
       Type.Union([Type.Number(), Type.Null()], {
@@ -126,9 +126,7 @@ export function groupRowSchema(group: GroupName): TSchema {
 /** The CSV/TXT header of a group, with each column's unit. */
 export function groupHeaderDescription(group: GroupName): string {
   const units = groupSeries(group).map((s) => `\`${s.column}\` ${unitSymbol(s.kind.unit)}`)
-  const totals = groupSeries(group)
-    .filter((s) => s.kind.combination === 'sum')
-    .map((s) => `\`${s.column}_total\` ${unitSymbol(s.kind.unit)}`)
+  const totals = totalledSeries(group).map((s) => `\`${s.column}_total\` ${unitSymbol(s.kind.unit)}`)
   return (
     `Header line \`time_15m\` then the columns in this order (units: ${units.join(', ')})` +
     `${totals.length ? `, with \`totals=true\` then ${totals.join(', ')}` : ''}` +
