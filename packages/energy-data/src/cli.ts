@@ -22,6 +22,7 @@ import { demo, demoKey, seed } from './commands/seed.ts'
 import { loadEnergyConfig } from './config.ts'
 import type { EnergyDatabase } from './db/schema.ts'
 import { importFiles } from './import/import-csv.ts'
+import { listQuarantine, replayQuarantine } from './repositories/quarantine.ts'
 import { buildCalendar } from './repositories/rollups.ts'
 import { energyService, FIRST_PARTY_CLIENT_ID } from './service.ts'
 
@@ -144,6 +145,26 @@ const commands: Record<string, Command<Context>> = {
       }
       await calendar(context)
       return importFiles(context.pool, positionals, { group: group as GroupName | undefined })
+    },
+  },
+  'quarantine:list': {
+    usage: 'quarantine:list [--all] [--limit N]',
+    run({ pool }, args) {
+      const { values } = parseFlags(args, { all: { type: 'boolean' }, limit: { type: 'string', default: '1000' } })
+      const limit = Number(values.limit)
+      if (!Number.isInteger(limit) || limit < 1) throw usageError('--limit is a positive integer')
+      return listQuarantine(pool, { all: values.all === true, limit })
+    },
+  },
+  'quarantine:replay': {
+    usage: 'quarantine:replay (--id ID... | --all)',
+    async run(context, args) {
+      const { values } = parseFlags(args, { id: { type: 'string', multiple: true }, all: { type: 'boolean' } })
+      const ids = (values.id ?? []).map(Number)
+      if (values.all === ids.length > 0) throw usageError('quarantine:replay takes --id ID (one or more) or --all')
+      if (ids.some((id) => !Number.isSafeInteger(id) || id < 1)) throw usageError('--id is a quarantine row id')
+      await calendar(context)
+      return replayQuarantine(context.pool, values.all ? 'all' : ids)
     },
   },
   'rollups:refresh': {

@@ -80,29 +80,29 @@ describe('GET /report/meter', () => {
     expect(body).toContain(`Data-quality tags: estimated ${estimated}, ok ${stored.length - estimated}`)
     // the statistics count the quarter hours tagged ok, as /data/meters does by default
     const rows = stored.filter((r) => r.tag === 'ok')
-    expect(listValue(body, 'Mean of the quarter hours')).toBeCloseTo(sum(rows.map((r) => r.avg)) / rows.length, 3)
+    expect(listValue(body, 'Mean of the quarter hours')).toBeCloseTo(sum(rows.map((r) => r.sum)) / rows.length, 3)
     // an energy meter's quarter-hour values are energies of the quarter hour
-    const max = rows.reduce((a, b) => (b.max > a.max ? b : a))
-    expect(body).toContain(`Maximum: ${max.max.toFixed(3)} kWh per quarter hour at ${local(max.time).iso}`)
-    const min = rows.reduce((a, b) => (b.min < a.min ? b : a))
-    expect(body).toContain(`Minimum: ${min.min.toFixed(3)} kWh per quarter hour at ${local(min.time).iso}`)
+    const max = rows.reduce((a, b) => (b.sum > a.sum ? b : a))
+    expect(body).toContain(`Maximum: ${max.sum.toFixed(3)} kWh per quarter hour at ${local(max.time).iso}`)
+    const min = rows.reduce((a, b) => (b.sum < a.sum ? b : a))
+    expect(body).toContain(`Minimum: ${min.sum.toFixed(3)} kWh per quarter hour at ${local(min.time).iso}`)
     // the largest reading of all is an estimated one: left out of the figures
-    const largest = stored.reduce((a, b) => (b.max > a.max ? b : a))
+    const largest = stored.reduce((a, b) => (b.sum > a.sum ? b : a))
     expect(largest.tag).toBe('estimated')
-    expect(body).not.toContain(`Maximum: ${largest.max.toFixed(3)}`)
+    expect(body).not.toContain(`Maximum: ${largest.sum.toFixed(3)}`)
     // the energy of the window adds up the quarter-hour values, not the raw samples (sum_value)
-    expect(listValue(body, 'Energy')).toBeCloseTo(sum(rows.map((r) => r.avg)), 3)
+    expect(listValue(body, 'Energy')).toBeCloseTo(sum(rows.map((r) => r.sum)), 3)
     expect(body).toContain(
-      `Energy: ${sum(rows.map((r) => r.avg)).toLocaleString('en-US', { minimumFractionDigits: 3 })} kWh`,
+      `Energy: ${sum(rows.map((r) => r.sum)).toLocaleString('en-US', { minimumFractionDigits: 3 })} kWh`,
     )
 
     const days = tableRows(body, 'By day')
-    const expectedDays = dailySums((s) => (meterRow(s).tag === 'ok' ? meterRow(s).avg : 0))
+    const expectedDays = dailySums((s) => (meterRow(s).tag === 'ok' ? meterRow(s).sum : 0))
     expect(days.map((d) => d[0])).toEqual([...expectedDays.keys()])
     for (const [day, quarters, mean, , , dayEnergy] of days) {
       const inDay = rows.filter((r) => local(r.time).date === day)
       expect(Number(quarters), day).toBe(inDay.length)
-      expect(parseNumber(mean!), day).toBeCloseTo(sum(inDay.map((r) => r.avg)) / inDay.length, 3)
+      expect(parseNumber(mean!), day).toBeCloseTo(sum(inDay.map((r) => r.sum)) / inDay.length, 3)
       expect(parseNumber(dayEnergy!), day).toBeCloseTo(expectedDays.get(day!)!, 3)
     }
     // the day of 25 hours and the gapped day, each with its estimated quarter hours left out

@@ -1,4 +1,5 @@
 import { energyService } from '@campus/energy-data/service'
+import { ingestService } from '@campus/ingest/service'
 import { oauthService } from '@campus/oauth-server/service'
 import { CommonConfig, DatabaseUrl, loadConfig, Port, type ServiceDescriptor } from '@campus/shared'
 import Type from 'typebox'
@@ -19,8 +20,23 @@ const StackConfigSchema = Type.Object({
   ),
   HOST: CommonConfig.HOST,
   DATA_DIR: CommonConfig.DATA_DIR,
+  [ingestService.portEnv]: Port(ingestService.defaultPort),
+  MQTT_URL: Type.Optional(
+    Type.String({ pattern: '^mqtts?://', description: 'A broker to use instead of the embedded one' }),
+  ),
+  MQTT_PORT: Port(1884),
+  SIMULATE_DATALOGGERS: Type.Boolean({
+    default: true,
+    description: 'Simulated dataloggers publish live demo samples (false: only real ones)',
+  }),
 })
 
-export type StackConfig = { HOST: string; DATA_DIR: string } & Record<string, unknown>
+export type StackConfig = {
+  HOST: string
+  DATA_DIR: string
+  MQTT_URL?: string
+  MQTT_PORT?: number
+  SIMULATE_DATALOGGERS?: boolean
+} & Record<string, unknown>
 
 export const loadStackConfig = (): StackConfig => loadConfig(StackConfigSchema) as StackConfig

@@ -10,6 +10,9 @@
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
+import { startEmbeddedBroker } from '@campus/ingest/broker'
+import { ingestService } from '@campus/ingest/service'
+import { startSimulatedDataloggers } from '@campus/ingest/simulator'
 import { oauthService } from '@campus/oauth-server/service'
 import {
   announceStack,
@@ -133,10 +136,15 @@ runMain(async () => {
   const children = new Set<ServiceProcess>()
   let stopping = false
 
+  const live: Array<() => Promise<void>> = []
+  let closeBroker = async (): Promise<void> => undefined
   const stopAll = async (code: number) => {
     if (stopping) return
     stopping = true
+    // the simulated dataloggers first, then the ingest service drains what it holds, then the broker
+    for (const stop of live.splice(0).reverse()) await stop().catch(() => undefined)
     await Promise.all([...children].map((child) => child.stop('SIGTERM', 15_000)))
+    await closeBroker().catch(() => undefined)
     for (const database of databases) await database.close()
     process.exit(code)
   }
@@ -174,6 +182,15 @@ runMain(async () => {
     clearInterval(ticker)
   }
 
+  // live measurements: the broker (embedded unless MQTT_URL names one), then the ingest service
+  let mqttUrl = config.MQTT_URL
+  if (!mqttUrl) {
+    const broker = await startEmbeddedBroker(config.HOST, Number(config.MQTT_PORT))
+    closeBroker = broker.close
+    mqttUrl = broker.url
+    process.stdout.write(`[mqtt]   embedded broker at ${mqttUrl} (MQTT_URL names another)\n`)
+  }
+
   // the data API accepts the OAuth server's tokens: its client is registered before either starts
   const identity = await wireIdentity(config, urls.get(oauthService.name), prefixed(oauthService.name))
   const envOf = (name: string): Record<string, string | undefined> => ({
@@ -201,8 +218,24 @@ runMain(async () => {
       })
     }),
   )
+  const ingest = launchService(ingestService, {
+    port: serviceEndpoints(ingestService, config).port,
+    host: config.HOST,
+    env: { ...envOf('energy'), MQTT_URL: mqttUrl, MIGRATE_ON_START: 'false' },
+    watch,
+    onLine: prefixed(ingestService.name),
+    maxOutput: 0,
+  }).then((service) => {
+    children.add(service)
+    void service.exited.then((code) => {
+      if (stopping) return
+      process.stderr.write(`[ingest] exited with code ${code}; stopping\n`)
+      void stopAll(code || 1)
+    })
+  })
   try {
     await launched
+    await ingest
   } catch (error) {
     process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`)
     await stopAll(1)
@@ -229,4 +262,14 @@ runMain(async () => {
   if (stopping) return
   if (!seeded) process.stderr.write(`${tag('energy')}demo data could not be prepared\n`)
   else if (seeded.demo === 'prepared') process.stdout.write(`${tag('energy')}demo data ready\n`)
+  if (config.SIMULATE_DATALOGGERS !== false && !stopping) {
+    // the demo goes on live: simulated dataloggers continue the seed's model into real time
+    const simulated = await startSimulatedDataloggers(mqttUrl, {
+      log: (line) => process.stderr.write(`${tag('ingest')}${line}\n`),
+    })
+    live.push(simulated.stop)
+    process.stdout.write(
+      `${tag('ingest')}live: simulated dataloggers publish SenML to ${mqttUrl} every 5 s (SIMULATE_DATALOGGERS=false stops them)\n`,
+    )
+  }
 })

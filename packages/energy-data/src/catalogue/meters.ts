@@ -70,3 +70,11 @@ export function meterMetadata(meter: MeterEntry): { type_id: string; unit_id: st
 export function meterEntry(id: number): MeterEntry | undefined {
   return METERS.find((m) => m.id === id)
 }
+
+/**
+ * The meters whose quarter-hour value is an amount (energy, volume): the quarter's `sum_value`, the
+ * sum of the increments their dataloggers sent. Every other meter's value is a mean, `avg_value`.
+ */
+export const AMOUNT_METER_IDS: readonly number[] = METERS.filter((m) => KINDS[m.kind].combination === 'sum').map(
+  (m) => m.id,
+)

@@ -110,6 +110,13 @@ const SENML_UNITS: Readonly<Record<string, UnitId>> = {
   deg: 'unit:DEG',
 }
 
+/** The SenML symbol of a catalogue unit (the first the table above gives), for those who send. */
+export const SENML_UNIT_OF: Readonly<Partial<Record<UnitId, string>>> = Object.fromEntries(
+  Object.entries(SENML_UNITS)
+    .reverse()
+    .map(([symbol, unit]) => [unit, symbol]),
+)
+
 /**
  * How a value in a SenML unit becomes one in a meter's unit, when one is a multiple of the other
  * (W to kW, Wh to kWh, L to m³); a reason otherwise. Without a unit, the meter's own is assumed.
@@ -163,6 +170,11 @@ export interface Kind {
   readonly combination: Combination
   /** What the kind is, for people. */
   readonly text: string
+  /**
+   * The range a sample of a live meter of this kind can plausibly take (an amount's: one increment);
+   * a quarter hour holding a sample outside it is tagged `suspect` (docs/LIVE.md, the tag rules).
+   */
+  readonly plausible?: { readonly min: number; readonly max: number }
 }
 
 export const KINDS = {
@@ -171,36 +183,42 @@ export const KINDS = {
     unit: 'unit:KiloW',
     combination: 'mean',
     text: 'mean power over the quarter hour',
+    plausible: { min: -1000, max: 10_000 },
   },
   energy: {
     quantityKind: 'quantitykind:Energy',
     unit: 'unit:KiloW-HR',
     combination: 'sum',
     text: 'energy in the quarter hour',
+    plausible: { min: 0, max: 2500 },
   },
   volume: {
     quantityKind: 'quantitykind:Volume',
     unit: 'unit:M3',
     combination: 'sum',
     text: 'volume in the quarter hour',
+    plausible: { min: 0, max: 100 },
   },
   temperature: {
     quantityKind: 'quantitykind:Temperature',
     unit: 'unit:DEG_C',
     combination: 'mean',
     text: 'mean temperature over the quarter hour',
+    plausible: { min: -40, max: 60 },
   },
   irradiance: {
     quantityKind: 'quantitykind:Irradiance',
     unit: 'unit:W-PER-M2',
     combination: 'mean',
     text: 'mean irradiance over the quarter hour',
+    plausible: { min: -10, max: 1500 },
   },
   pressure: {
     quantityKind: 'quantitykind:Pressure',
     unit: 'unit:HectoPA',
     combination: 'mean',
     text: 'mean pressure over the quarter hour',
+    plausible: { min: 870, max: 1085 },
   },
   humidity: {
     quantityKind: 'quantitykind:RelativeHumidity',

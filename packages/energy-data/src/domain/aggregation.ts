@@ -23,7 +23,8 @@ export const AGGREGATION_DESCRIPTION =
   'in Africa/Cairo 2025-04-25 starts at 01:00+03:00 (its midnight was skipped); an hour is the quarter hours ' +
   'sharing a wall-clock hour and offset, so the hour repeated when clocks go back is two buckets. ' +
   "Each bucket holds the mean of its quarter hours' values, each weighing its 15 minutes (per-meter data: " +
-  '`avg_value` so, then min of minima, max of maxima, sum of sums, sum of counts).'
+  '`avg_value` so, of `sum_value` for an energy or water meter, then min of minima, max of maxima, sum of sums, ' +
+  'sum of counts).'
 
 /**
  * Buckets in each of the time slices a long window is read in: each slice is one short query

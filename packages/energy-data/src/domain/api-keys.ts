@@ -42,3 +42,14 @@ export function endpointAllowed(patterns: readonly string[], path: string): bool
   }
   return false
 }
+
+/** The path prefix of every write: a key may write only through a pattern that names it. */
+export const WRITE_PATH_PREFIX = '/ingest/'
+
+/**
+ * Whether a key may write at `path`: only through a pattern under `/ingest/` that covers it. `*`,
+ * `/data/*` and every other pattern grant reads only, so no key made for reading ever writes.
+ */
+export function writeAllowed(patterns: readonly string[], path: string): boolean {
+  return patterns.some((p) => p.startsWith(WRITE_PATH_PREFIX) && endpointAllowed([p], path))
+}

@@ -36,7 +36,9 @@ const RELATIVE_LIMIT = 2 ** 28
 const KNOWN = new Set(['bn', 'bt', 'bu', 'bv', 'bs', 'bver', 'n', 'u', 'v', 'vs', 'vb', 'vd', 's', 't', 'ut'])
 const HIGHEST_VERSION = 10
 
-export const meterName = (meterId: number): string => `urn:campus:meter:${meterId}`
+/** The base of every meter's SenML name. */
+export const METER_NAME_BASE = 'urn:campus:meter:'
+export const meterName = (meterId: number): string => `${METER_NAME_BASE}${meterId}`
 
 const isObject = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x)
 

@@ -37,7 +37,7 @@ const TEXT = {
     at: 'il',
     perQuarter: 'per quarto d’ora',
     totals: { energy: 'Energia', volume: 'Volume', irradiation: 'Irraggiamento', amount: 'Totale' },
-    sumHow: (n: number) => `somma di avg_value sui ${n} quarti d’ora`,
+    sumHow: (n: number) => `somma dei valori dei ${n} quarti d’ora (sum_value per energia e volumi)`,
     rateHow: (n: number, rate: string, amount: string) =>
       `somma di ${rate} x 0,25 h sui ${n} quarti d’ora misurati, in ${amount}`,
     noTotal: (what: string) => `Nessun totale: ${what} non si somma nel tempo.`,
@@ -76,7 +76,7 @@ const TEXT = {
     at: 'at',
     perQuarter: 'per quarter hour',
     totals: { energy: 'Energy', volume: 'Volume', irradiation: 'Irradiation', amount: 'Total' },
-    sumHow: (n: number) => `sum of avg_value over the ${n} quarter hours`,
+    sumHow: (n: number) => `sum of the values of the ${n} quarter hours (sum_value for energy and volume)`,
     rateHow: (n: number, rate: string, amount: string) =>
       `sum of ${rate} x 0.25 h over the ${n} measured quarter hours, in ${amount}`,
     noTotal: (what: string) => `No total: ${what} does not add up over time.`,

@@ -4,6 +4,7 @@ import { AGGREGATIONS, type Aggregation, sliceBuckets } from '../domain/aggregat
 import { bucketEdges, bucketStart, nextBucket } from '../domain/buckets.ts'
 import { HOUR_MS } from '../domain/time.ts'
 import type { RowSql, SqlField } from '../export/encoders.ts'
+import { METER_QUARTER_VALUE } from './meter-value.ts'
 import { calendarZone, LEVEL_OF, type RollupLevel } from './rollups.ts'
 
 /**
@@ -180,11 +181,11 @@ interface SliceSql {
 }
 
 /**
- * A meter's bucket value: the mean of its quarter hours' values (`avg_value`), each quarter hour
+ * A meter's bucket value: the mean of its quarter hours' values (`METER_QUARTER_VALUE`), each quarter hour
  * weighing its 15 minutes whatever number of samples it took, as a group column's bucket is the
  * mean of its quarter hours: a column mirroring a meter and the meter give one number.
  */
-export const METER_BUCKET_MEAN = 'avg(avg_value)'
+export const METER_BUCKET_MEAN = `avg(${METER_QUARTER_VALUE})`
 
 const METER_FIELDS = [
   { name: 'meter_id', kind: 'integer' },
@@ -235,7 +236,7 @@ const METER_STATS = {
     'sum(count_value)::bigint',
   ],
 }
-const METER_TOTAL = { quarter: 'sum(avg_value)', rollup: 'sum(avg_sum)' }
+const METER_TOTAL = { quarter: `sum(${METER_QUARTER_VALUE})`, rollup: 'sum(avg_sum)' }
 const MIXED_TAG = "case when min(tag) = max(tag) then min(tag) else 'mixed' end"
 
 /**
@@ -324,7 +325,7 @@ function sliceSql(request: SeriesRequest, rowSql: RowSql, level?: RollupLevel): 
   if (fill === 'null') {
     const stored = raw
       ? `select time_15m as b, meter_id, avg_value, min_value, max_value, sum_value, count_value, tag,
-           avg_value as total_value, 1 as n
+           ${METER_QUARTER_VALUE} as total_value, 1 as n
          from data_15m where ${filter}`
       : `select b, meter_id, ${aggregated.map((sql, i) => `${sql} as ${METER_FIELDS[i + 1]?.name}`).join(', ')},
            ${METER_TOTAL[from]} as total_value, ${table.rows} as n
@@ -352,7 +353,7 @@ function sliceSql(request: SeriesRequest, rowSql: RowSql, level?: RollupLevel): 
     ? `select ${EPOCH_MS('time_15m')},
          ${meterFields(
            ['meter_id', 'avg_value', 'min_value', 'max_value', 'sum_value', 'count_value', 'tag'],
-           'avg_value',
+           METER_QUARTER_VALUE,
            '1',
            'time_15m',
          )}

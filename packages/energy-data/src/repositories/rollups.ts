@@ -3,6 +3,7 @@ import { GROUP_COLUMNS, GROUP_NAMES, type GroupName } from '../catalogue/groups.
 import type { Aggregation } from '../domain/aggregation.ts'
 import { bucketEdges, bucketStart, nextBucket } from '../domain/buckets.ts'
 import { HOUR_MS } from '../domain/time.ts'
+import { METER_QUARTER_VALUE } from './meter-value.ts'
 import { inTransaction } from './transaction.ts'
 
 /**
@@ -42,8 +43,7 @@ function combineOf(table: string): { rollup: string; combine: Combine } {
       rollup: 'data_rollup',
       combine: {
         columns: 'meter_id, tag, quarters, values_n, avg_sum, min_value, max_value, sum_value, count_value',
-        fromQuarters:
-          'meter_id, tag, count(*), count(avg_value), sum(avg_value), min(min_value), max(max_value), sum(sum_value), sum(count_value)',
+        fromQuarters: `meter_id, tag, count(*), count(${METER_QUARTER_VALUE}), sum(${METER_QUARTER_VALUE}), min(min_value), max(max_value), sum(sum_value), sum(count_value)`,
         fromRollups:
           'meter_id, tag, sum(quarters), sum(values_n), sum(avg_sum), min(min_value), max(max_value), sum(sum_value), sum(count_value)',
         keys: ['meter_id', 'tag'],

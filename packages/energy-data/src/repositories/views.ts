@@ -8,6 +8,7 @@ import type { GroupColumn, GroupName } from '../catalogue/groups.ts'
 import type { EnergyDatabase } from '../db/schema.ts'
 import { DEFAULT_TAGS } from '../domain/tags.ts'
 import { METER_BUCKET_MEAN } from './measurements.ts'
+import { METER_QUARTER_HIGH, METER_QUARTER_LOW, METER_QUARTER_VALUE } from './meter-value.ts'
 
 type Db = Kysely<EnergyDatabase>
 type Column<G extends GroupName> = GroupColumn<G>
@@ -206,7 +207,7 @@ export interface MeterStats {
   minAt: number | null
   max: number | null
   maxAt: number | null
-  /** Sum of the quarter-hour values (`avg_value`). */
+  /** Sum of the quarter-hour values (`METER_QUARTER_VALUE`). */
   total: number | null
   /** Longest distance between two consecutive quarter hours present, in milliseconds. */
   longestStep: number | null
@@ -216,11 +217,11 @@ export interface MeterStats {
 export interface MeterDay {
   day: string
   quarters: number
-  /** Mean of the quarter-hour values (`avg_value`). */
+  /** Mean of the quarter-hour values (`METER_QUARTER_VALUE`). */
   mean: number | null
   min: number | null
   max: number | null
-  /** Sum of the quarter-hour values (`avg_value`). */
+  /** Sum of the quarter-hour values (`METER_QUARTER_VALUE`). */
   total: number | null
 }
 
@@ -235,14 +236,15 @@ export async function meterStats(db: Db, meterId: number, from: number, to: numb
       sum(count_value) as samples,
       count(*) filter (where counted) as quarters,
       ${sql.raw(METER_BUCKET_MEAN)} filter (where counted) as mean,
-      min(min_value) filter (where counted) as min,
-      (array_agg(time_15m order by min_value, time_15m) filter (where counted and min_value is not null))[1] as min_at,
-      max(max_value) filter (where counted) as max,
-      (array_agg(time_15m order by max_value desc, time_15m) filter (where counted and max_value is not null))[1] as max_at,
-      sum(avg_value) filter (where counted) as total,
+      min(low) filter (where counted) as min,
+      (array_agg(time_15m order by low, time_15m) filter (where counted and low is not null))[1] as min_at,
+      max(high) filter (where counted) as max,
+      (array_agg(time_15m order by high desc, time_15m) filter (where counted and high is not null))[1] as max_at,
+      sum(${sql.raw(METER_QUARTER_VALUE)}) filter (where counted) as total,
       extract(epoch from max(step)) * 1000 as longest_step
     from (
-      select *, time_15m - lag(time_15m) over (order by time_15m) as step, tag = any(${[...DEFAULT_TAGS]}) as counted
+      select *, time_15m - lag(time_15m) over (order by time_15m) as step, tag = any(${[...DEFAULT_TAGS]}) as counted,
+        ${sql.raw(METER_QUARTER_LOW)} as low, ${sql.raw(METER_QUARTER_HIGH)} as high
       from data_15m
       where meter_id = ${meterId} and time_15m >= ${ts(from)} and time_15m < ${ts(to)}
     ) d`.execute(db)
@@ -276,7 +278,8 @@ export async function meterStats(db: Db, meterId: number, from: number, to: numb
 export async function meterDays(db: Db, meterId: number, from: number, to: number, zone: string): Promise<MeterDay[]> {
   const { rows } = await sql<Record<string, unknown>>`
     select to_char(time_15m at time zone ${zone}, 'YYYY-MM-DD') as day, count(*) as quarters,
-      ${sql.raw(METER_BUCKET_MEAN)} as mean, min(min_value) as min, max(max_value) as max, sum(avg_value) as total
+      ${sql.raw(METER_BUCKET_MEAN)} as mean, min(${sql.raw(METER_QUARTER_LOW)}) as min, max(${sql.raw(METER_QUARTER_HIGH)}) as max,
+      sum(${sql.raw(METER_QUARTER_VALUE)}) as total
     from data_15m
     where meter_id = ${meterId} and time_15m >= ${ts(from)} and time_15m < ${ts(to)} and tag = any(${[...DEFAULT_TAGS]})
     group by 1

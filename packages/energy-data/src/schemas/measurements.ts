@@ -30,15 +30,17 @@ export const Data15m = Type.Object(
     time_15m: Time15m,
     meter_id: Type.Integer(),
     avg_value: inMeterUnit(
-      "The quarter hour's value (a mean power, or the energy or volume of an energy or water meter); " +
-        "aggregated: the mean of the bucket's quarter-hour values, each quarter hour weighing its 15 minutes " +
-        '(as a group column, so a column mirroring the meter gives the same number)',
+      'Mean of the samples the quarter hour received (a power meter: its mean power; an energy or water ' +
+        'meter: the mean increment its datalogger sent); aggregated: the mean of the quarter-hour values, each ' +
+        "quarter hour weighing its 15 minutes, where an energy or water meter's quarter-hour value is its " +
+        '`sum_value` (as a group column, so a column mirroring the meter gives the same number)',
     ),
-    min_value: inMeterUnit('Smallest raw sample; aggregated: min of minima'),
-    max_value: inMeterUnit('Largest raw sample; aggregated: max of maxima'),
+    min_value: inMeterUnit('Smallest sample (an energy or water meter: smallest increment); aggregated: min of minima'),
+    max_value: inMeterUnit('Largest sample (an energy or water meter: largest increment); aggregated: max of maxima'),
     sum_value: inMeterUnit(
-      'Sum of the raw samples, a statistic of the sampling (not the energy of the bucket: that is the sum of ' +
-        'the quarter-hour values); aggregated: sum of sums',
+      "Sum of the samples: an energy or water meter's energy or volume in the quarter hour (its value); for " +
+        'other meters a statistic of the sampling (their energy is the sum of the quarter-hour values x 0.25 h); ' +
+        'aggregated: sum of sums',
     ),
     count_value: Type.Union([Type.Integer(), Type.Null()], {
       description: 'Raw samples behind the row; aggregated: sum of counts; 0 for a bucket filled by `fill=null`',
@@ -60,7 +62,7 @@ export const Data15m = Type.Object(
     examples: [
       {
         time_15m: '2025-06-02T10:00:00+02:00',
-        meter_id: 860,
+        meter_id: 900,
         avg_value: 41.7,
         min_value: 39.2,
         max_value: 44.1,

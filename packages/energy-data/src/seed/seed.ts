@@ -1,6 +1,6 @@
 import type pg from 'pg'
 import { GROUP_COLUMNS, GROUP_NAMES, MIRRORS, seriesNamed } from '../catalogue/groups.ts'
-import { METERS, meterMetadata } from '../catalogue/meters.ts'
+import { AMOUNT_METER_IDS, METERS, meterMetadata } from '../catalogue/meters.ts'
 import { DAY_MS, floorQuarter, QUARTER_MS } from '../domain/time.ts'
 import { measurementsWritten } from '../repositories/measurement-writes.ts'
 import { environmentAt, noise } from './environment.ts'
@@ -98,6 +98,7 @@ export async function seedEstate(pool: pg.Pool, options: SeedOptions): Promise<S
 
   const meterSince = METERS.map((m) => Date.parse(m.dateFrom))
   const meterSignals = METERS.map(meterSignal)
+  const amounts = METERS.map((m) => AMOUNT_METER_IDS.includes(m.id))
   const mirroredBy = METERS.map((m) =>
     GROUP_NAMES.filter((g) => MIRRORS.some((s) => s.group === g && s.meter?.id === m.id)),
   )
@@ -124,9 +125,9 @@ export async function seedEstate(pool: pg.Pool, options: SeedOptions): Promise<S
       const meter = {
         t: [] as number[],
         id: [] as number[],
-        avg: [] as number[],
-        min: [] as number[],
-        max: [] as number[],
+        avg: [] as Array<number | null>,
+        min: [] as Array<number | null>,
+        max: [] as Array<number | null>,
       }
       const sum: Array<number | null> = []
       const count: number[] = []
@@ -175,14 +176,23 @@ export async function seedEstate(pool: pg.Pool, options: SeedOptions): Promise<S
             if (missing < 0.02) samples = 13 + Math.floor(missing * 100)
           }
           const spread = samples === 0 ? 0 : Math.abs(value) * (0.02 + 0.06 * noise(seed, 9400 + stream, q))
-          const avg = round3(value)
-          if (label === 'ok') okValues.set(m.id, avg)
+          const quarterValue = round3(value)
+          if (label === 'ok') okValues.set(m.id, quarterValue)
           meter.t.push(t / 1000)
           meter.id.push(m.id)
-          meter.avg.push(avg)
-          meter.min.push(round3(value - spread * 0.8))
-          meter.max.push(round3(value + spread))
-          sum.push(samples === 0 ? null : round3(avg * samples))
+          if (amounts[k]) {
+            // an amount: the quarter hour's total is the sum of its samples, increments of a fair share each
+            const per = (x: number) => (samples === 0 ? null : x / samples)
+            meter.avg.push(per(quarterValue))
+            meter.min.push(per(round3(value - spread * 0.8)))
+            meter.max.push(per(round3(value + spread)))
+            sum.push(quarterValue)
+          } else {
+            meter.avg.push(quarterValue)
+            meter.min.push(round3(value - spread * 0.8))
+            meter.max.push(round3(value + spread))
+            sum.push(samples === 0 ? null : round3(quarterValue * samples))
+          }
           count.push(samples)
           tag.push(label)
         })

@@ -72,13 +72,16 @@ describe('columns that mirror a meter', () => {
     const window = 'start_datetime=2025-06-01T00:00:00Z&end_datetime=2025-06-01T23:45:00Z'
     for (const { group, column, schema } of mirrors) {
       const rows = await get<Array<Record<string, unknown>>>(`/data/${group}?${window}`)
-      const readings = await get<Array<{ time_15m: string; avg_value: number | null }>>(
+      const readings = await get<Array<{ time_15m: string; avg_value: number | null; sum_value: number | null }>>(
         `/data/meters?ids=${schema['x-meter']}&${window}`,
       )
+      // a volume meter's quarter-hour value is its volume, sum_value; a power or weather meter's its mean
+      const quarterValue = (r: (typeof readings)[number]) =>
+        schema['x-unit'] === 'unit:M3' ? r.sum_value : r.avg_value
       const byTime = new Map(rows.map((r) => [r.time_15m as string, r[column]]))
       const compared = readings.filter((r) => byTime.has(r.time_15m) && byTime.get(r.time_15m) !== null)
       expect(compared.length, `${group}.${column}`).toBeGreaterThan(80)
-      for (const r of compared) expect(byTime.get(r.time_15m), `${group}.${column} ${r.time_15m}`).toBe(r.avg_value)
+      for (const r of compared) expect(byTime.get(r.time_15m), `${group}.${column} ${r.time_15m}`).toBe(quarterValue(r))
     }
   })
 
@@ -135,7 +138,7 @@ describe('columns that mirror a meter', () => {
     // the quarter hours, summed here per local day
     const quarters = await get<Array<Record<string, unknown>>>(`/data/water?${window}`)
     const rain = await get<Array<Record<string, unknown>>>(`/data/weather?${window}`)
-    const meter = await get<Array<{ time_15m: string; avg_value: number }>>(`/data/meters?ids=920&${window}`)
+    const meter = await get<Array<{ time_15m: string; sum_value: number }>>(`/data/meters?ids=920&${window}`)
     const sums = (rows: Array<Record<string, unknown>>, column: string) => {
       const out = new Map<string, number>()
       for (const r of rows) {
@@ -167,7 +170,7 @@ describe('columns that mirror a meter', () => {
     const meterDaily = await get<Array<{ time_15m: string; total_value: number }>>(
       `/data/meters?ids=920&${window}${daily}`,
     )
-    const meterSums = sums(meter as unknown as Array<Record<string, unknown>>, 'avg_value')
+    const meterSums = sums(meter as unknown as Array<Record<string, unknown>>, 'sum_value')
     for (const b of meterDaily) expect(b.total_value, b.time_15m).toBeCloseTo(meterSums.get(day(b.time_15m)) ?? 0, 6)
     // meter 920 and the column that mirrors it: one volume a day
     const columnDaily = await get<Array<Record<string, unknown>>>(`/data/water?${window}${daily}`)

@@ -251,28 +251,23 @@ describe('/report/meter', () => {
       const suffix = unit === 'unit:KiloW-HR' ? 'kWh per quarter hour' : 'kW'
       // the figures count the quarter hours tagged ok, as /data/meters by default; each weighs the same
       const counted = rows.filter((r) => r.tag === 'ok')
-      const meanOf = (rs: Row[]) => sum(rs.map((r) => r.avg_value as number)) / rs.length
+      // an energy meter's quarter-hour value is its energy, sum_value (the sum of its increments)
+      const quarterValue = (r: Row) => (unit === 'unit:KiloW-HR' ? r.sum_value : r.avg_value) as number
+      const lowOf = (r: Row) => (unit === 'unit:KiloW-HR' ? r.sum_value : r.min_value) as number | null
+      const highOf = (r: Row) => (unit === 'unit:KiloW-HR' ? r.sum_value : r.max_value) as number | null
+      const meanOf = (rs: Row[]) => sum(rs.map(quarterValue)) / rs.length
       const mean = listLine(body, 'Mean of the quarter hours')
       expect(mean).toContain(` ${suffix} (`)
       expectPrinted(mean, meanOf(counted), 'mean')
-      const min = extreme(
-        counted,
-        (r) => r.min_value as number | null,
-        (r) => r.t,
-        false,
-      )!
-      const max = extreme(
-        counted,
-        (r) => r.max_value as number | null,
-        (r) => r.t,
-      )!
+      const min = extreme(counted, lowOf, (r) => r.t, false)!
+      const max = extreme(counted, highOf, (r) => r.t)!
       expect(listLine(body, 'Minimum')).toContain(`${suffix} at ${local(min.at).iso}`)
       expectPrinted(listLine(body, 'Minimum'), min.value, 'minimum')
       expect(listLine(body, 'Maximum')).toContain(`${suffix} at ${local(max.at).iso}`)
       expectPrinted(listLine(body, 'Maximum'), max.value, 'maximum')
       const energy = listLine(body, 'Energy')
       expect(energy).toMatch(/ kWh \(/)
-      expectPrinted(energy, energyOf(counted.map((r) => r.avg_value as number)), 'energy')
+      expectPrinted(energy, energyOf(counted.map(quarterValue)), 'energy')
 
       const table = tableRows(body, 'By day')
       const withData = days.filter((d) => counted.some((r) => local(r.t).date === d))
@@ -281,9 +276,9 @@ describe('/report/meter', () => {
         const inDay = counted.filter((r) => local(r.t).date === day)
         expect(Number(count), day).toBe(inDay.length)
         expectPrinted(dayMean!, meanOf(inDay), `${day} mean`)
-        expectPrinted(dayMin!, Math.min(...inDay.map((r) => r.min_value as number)), `${day} min`)
-        expectPrinted(dayMax!, Math.max(...inDay.map((r) => r.max_value as number)), `${day} max`)
-        expectPrinted(dayEnergy!, energyOf(inDay.map((r) => r.avg_value as number)), `${day} energy`)
+        expectPrinted(dayMin!, Math.min(...inDay.map((r) => lowOf(r) as number)), `${day} min`)
+        expectPrinted(dayMax!, Math.max(...inDay.map((r) => highOf(r) as number)), `${day} max`)
+        expectPrinted(dayEnergy!, energyOf(inDay.map(quarterValue)), `${day} energy`)
       }
     })
   }

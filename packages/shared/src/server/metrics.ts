@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { Counter, collectDefaultMetrics, type Metric, Registry } from 'prom-client'
+import { Counter, collectDefaultMetrics, Gauge, type Metric, Registry } from 'prom-client'
 import type { ErrorFormat } from '../errors.ts'
 import { type DurationSeries, RequestDurations } from './durations.ts'
 
@@ -38,6 +38,17 @@ function sendsToken(request: FastifyRequest, token: string): boolean {
  */
 export const serviceCounter = <Label extends string>(name: string, help: string, labelNames: readonly Label[]) =>
   new Counter<Label>({ name, help, labelNames, registers: [] })
+
+/** A level a service reports (a queue's length), read when /metrics is scraped. */
+export const serviceGauge = (name: string, help: string, collect: () => number) =>
+  new Gauge({
+    name,
+    help,
+    registers: [],
+    collect() {
+      this.set(collect())
+    },
+  })
 
 /**
  * Prometheus text at /metrics: process metrics plus request durations by route and status.

@@ -20,4 +20,5 @@ export async function needsService(what: string, variable: string, fallback?: st
 const example: Record<string, string> = {
   TEST_DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/postgres',
   REDIS_URL: 'redis://127.0.0.1:6379',
+  TEST_MQTT_URL: 'mqtt://127.0.0.1:1883',
 }

@@ -1,0 +1,21 @@
+/**
+ * What the ingest service (packages/ingest) takes from the data API's package, which owns the
+ * energy database and its one write path: the catalogue of meters and units, the write of a batch
+ * of live messages, the API keys that may write, the estate's model for simulated dataloggers.
+ */
+export { METERS } from './catalogue/meters.ts'
+export { KINDS, SENML_UNIT_OF } from './catalogue/quantities.ts'
+export type { EnergyDatabase } from './db/schema.ts'
+export { digestApiKey, looksLikeApiKey, WRITE_PATH_PREFIX, writeAllowed } from './domain/api-keys.ts'
+export type { LiveMessage, RefusalCode } from './domain/intake.ts'
+export { DEFAULT_MAX_FUTURE_MS } from './domain/intake.ts'
+export { METER_NAME_BASE, meterName } from './domain/senml.ts'
+export { QUARTER_MS } from './domain/time.ts'
+export { DetailError, energyErrors } from './errors.ts'
+export { createApiKey, findApiKeyByDigest, touchApiKey } from './repositories/api-keys.ts'
+export { type BatchResult, takeMessages } from './repositories/sample-writes.ts'
+export { inTransaction } from './repositories/transaction.ts'
+export { environmentAt } from './seed/environment.ts'
+export { DATALOGGERS, meterSignal, signalsAt } from './seed/estate.ts'
+export { seedEstate } from './seed/seed.ts'
+export { energyService } from './service.ts'

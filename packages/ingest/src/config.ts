@@ -1,0 +1,57 @@
+import { CommonConfig, DatabaseUrl, loadConfig, Port } from '@campus/shared'
+import Type, { type Static } from 'typebox'
+import { ingestService } from './service.ts'
+
+const IngestConfigSchema = Type.Object({
+  ...CommonConfig,
+  INGEST_PORT: Port(ingestService.defaultPort),
+  ENERGY_DATABASE_URL: DatabaseUrl(),
+  MQTT_URL: Type.Optional(
+    Type.String({
+      pattern: '^mqtts?://',
+      description: 'Broker the dataloggers publish to (mqtt://127.0.0.1:1883); unset: no MQTT, HTTP only',
+    }),
+  ),
+  MQTT_CLIENT_ID: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 23,
+      description:
+        'Client id of this instance at the broker: its persistent session (default: ingest-<host>-<port>, stable across restarts)',
+    }),
+  ),
+  MQTT_SHARE_GROUP: Type.String({
+    default: 'ingest',
+    pattern: '^[A-Za-z0-9_-]+$',
+    description: 'Shared-subscription group: instances in one group split the stream',
+  }),
+  MQTT_SESSION_SECONDS: Type.Integer({
+    minimum: 0,
+    default: 86_400,
+    description: 'How long the broker keeps this instance’s session (and its messages) while it is away',
+  }),
+  INGEST_BATCH_MESSAGES: Type.Integer({
+    minimum: 1,
+    default: 500,
+    description: 'Most messages written in one transaction',
+  }),
+  INGEST_BATCH_MS: Type.Integer({
+    minimum: 0,
+    default: 25,
+    description: 'How long a batch waits for more messages before it is written',
+  }),
+  INGEST_MAX_FUTURE_SECONDS: Type.Integer({
+    minimum: 0,
+    default: 300,
+    description: 'A sample stamped further ahead of its arrival than this goes to the quarantine',
+  }),
+  INGEST_MAX_BODY_BYTES: Type.Integer({
+    minimum: 1024,
+    default: 1_048_576,
+    description: 'Largest SenML pack POST /ingest/senml takes',
+  }),
+})
+
+export type IngestConfig = Static<typeof IngestConfigSchema>
+
+export const loadIngestConfig = (): IngestConfig => loadConfig(IngestConfigSchema)

@@ -1,0 +1,94 @@
+import { hostname } from 'node:os'
+import mqtt, { type IConnackPacket, type MqttClient } from 'mqtt'
+import { DATALOGGER_OF_TOPIC, SENML_TOPICS } from './service.ts'
+import type { BatchWriter } from './writer.ts'
+
+export interface ConsumerOptions {
+  url: string
+  clientId: string
+  shareGroup: string
+  sessionSeconds: number
+  writer: BatchWriter
+  onMessage: () => void
+  log: { info: (o: object, m: string) => void; warn: (o: object, m: string) => void }
+}
+
+/** Stable across restarts of one instance (its persistent session), distinct between instances on one host. */
+export const defaultClientId = (port: number): string => `ingest-${hostname()}-${port}`.slice(0, 23)
+
+/**
+ * The subscriber: MQTT 5, QoS 1, a persistent session (clean start off, a session expiry), on a
+ * shared subscription so that instances of one group split the stream. Each message is
+ * acknowledged only when the write holding it has committed (MQTT.js' handleMessage): one not
+ * acknowledged (the process died, the database was down) is delivered again by the broker, and the
+ * samples' key (meter, instant) makes the second delivery change nothing. A broker that speaks only
+ * MQTT 3.1.1 (the embedded demo broker) gets a persistent 3.1.1 session on the plain topic: one
+ * instance, nothing counted twice either way.
+ */
+export async function startConsumer(options: ConsumerOptions): Promise<{ client: MqttClient; shared: boolean }> {
+  const connect = async (protocolVersion: 4 | 5) => {
+    const client = mqtt.connect(options.url, {
+      protocolVersion,
+      clientId: options.clientId,
+      clean: false,
+      reconnectPeriod: 1000,
+      connectTimeout: 10_000,
+      ...(protocolVersion === 5 ? { properties: { sessionExpiryInterval: options.sessionSeconds } } : {}),
+    })
+    // called before the acknowledgement is sent, which waits for its callback (MQTT 5 and 3.1.1 alike)
+    client.handleMessage = (packet, callback) => {
+      const topic = packet.cmd === 'publish' ? packet.topic : ''
+      const datalogger = DATALOGGER_OF_TOPIC.exec(topic)?.[1]
+      if (packet.cmd !== 'publish') return callback()
+      options.onMessage()
+      options.writer.submit(
+        {
+          source: `mqtt:${topic}`,
+          payload: Buffer.from(packet.payload).toString('utf8'),
+          ...(datalogger ? { datalogger } : {}),
+          receivedMs: Date.now(),
+        },
+        () => callback(),
+      )
+    }
+    try {
+      const connack = await new Promise<IConnackPacket>((resolve, reject) => {
+        client.once('connect', resolve)
+        client.once('error', reject)
+      })
+      return { client, connack }
+    } catch (error) {
+      client.end(true)
+      throw error
+    }
+  }
+  let connection: { client: MqttClient; connack: IConnackPacket }
+  let version: 4 | 5 = 5
+  try {
+    connection = await connect(5)
+  } catch (error) {
+    // CONNACK 0x01 (3.1.1: unacceptable protocol version), or a broker closing on a version 5 CONNECT
+    options.log.warn(
+      { err: error },
+      'the broker refused MQTT 5; connecting with MQTT 3.1.1, without a shared subscription',
+    )
+    connection = await connect(4)
+    version = 4
+  }
+  const { client } = connection
+  // a broker may speak MQTT 5 and still not share subscriptions (it says so in its CONNACK)
+  const shared = version === 5 && connection.connack.properties?.sharedSubscriptionAvailable !== false
+  const filter = shared ? `$share/${options.shareGroup}/${SENML_TOPICS}` : SENML_TOPICS
+  const subscribe = async () => {
+    await client.subscribeAsync(filter, { qos: 1 })
+    options.log.info({ filter, clientId: options.clientId }, 'subscribed')
+  }
+  // a session the broker kept holds the subscription; a new one (expired, or a broker without persistence) does not
+  client.on('connect', (connack) => {
+    if (!connack.sessionPresent) void subscribe().catch((err) => options.log.warn({ err }, 'subscribe failed'))
+  })
+  client.on('reconnect', () => options.log.info({}, 'reconnecting to the broker'))
+  client.on('error', (err) => options.log.warn({ err }, 'broker connection error'))
+  await subscribe()
+  return { client, shared }
+}

@@ -1,0 +1,25 @@
+import { serviceCounter, serviceGauge } from '@campus/shared'
+
+/** What /metrics tells of the stream, beside the platform's request metrics. */
+export function ingestMetrics(held: () => number) {
+  return {
+    samples: serviceCounter('ingest_samples_total', 'Samples stored (each meter and instant once)', []),
+    duplicates: serviceCounter(
+      'ingest_duplicates_total',
+      'Samples received again (redelivered or replayed: same meter and instant), counted once',
+      [],
+    ),
+    quarantined: serviceCounter('ingest_quarantined_total', 'Records or payloads put in the quarantine, by reason', [
+      'code',
+    ]),
+    messages: serviceCounter('ingest_messages_total', 'SenML packs received, by transport', ['transport']),
+    writeFailures: serviceCounter(
+      'ingest_write_failures_total',
+      'Batches the database could not take (held unacknowledged, written again)',
+      [],
+    ),
+    held: serviceGauge('ingest_held_messages', 'Messages received and not yet committed', held),
+  }
+}
+
+export type IngestMetrics = ReturnType<typeof ingestMetrics>

@@ -1,0 +1,55 @@
+import type { EnergyDatabase } from '@campus/energy-data/live'
+import { runMain, startService } from '@campus/shared'
+import { buildIngestApp } from './app.ts'
+import { loadIngestConfig } from './config.ts'
+import { defaultClientId, startConsumer } from './consumer.ts'
+import { ingestMetrics } from './metrics.ts'
+import { ingestService } from './service.ts'
+import { BatchWriter } from './writer.ts'
+
+runMain(async () => {
+  const config = loadIngestConfig()
+  await startService<EnergyDatabase>({
+    descriptor: ingestService,
+    config,
+    build: async (database) => {
+      let writer: BatchWriter | undefined
+      const metrics = ingestMetrics(() => writer?.held ?? 0)
+      const app = await buildIngestApp({
+        database,
+        metrics,
+        logLevel: config.LOG_LEVEL,
+        maxFutureMs: config.INGEST_MAX_FUTURE_SECONDS * 1000,
+        maxBodyBytes: config.INGEST_MAX_BODY_BYTES,
+      })
+      if (!config.MQTT_URL) {
+        app.log.warn('MQTT_URL is not set: no broker, POST /ingest/senml only')
+        return app
+      }
+      writer = new BatchWriter(database.pool, {
+        batchMessages: config.INGEST_BATCH_MESSAGES,
+        batchMs: config.INGEST_BATCH_MS,
+        maxFutureMs: config.INGEST_MAX_FUTURE_SECONDS * 1000,
+        metrics,
+        log: app.log,
+      })
+      const held = writer
+      const { client, shared } = await startConsumer({
+        url: config.MQTT_URL,
+        clientId: config.MQTT_CLIENT_ID ?? defaultClientId(config.INGEST_PORT),
+        shareGroup: config.MQTT_SHARE_GROUP,
+        sessionSeconds: config.MQTT_SESSION_SECONDS,
+        writer: held,
+        onMessage: () => metrics.messages.inc({ transport: 'mqtt' }),
+        log: app.log,
+      })
+      app.log.info({ broker: config.MQTT_URL, shared }, 'taking measurements from the broker')
+      // SIGTERM: stop taking messages, write and acknowledge those held, then leave the session to the broker
+      app.addHook('preClose', async () => {
+        await held.drain()
+        await client.endAsync()
+      })
+      return app
+    },
+  })
+})

@@ -1,0 +1,26 @@
+import { fileURLToPath } from 'node:url'
+import { energyService } from '@campus/energy-data/live'
+import type { ServiceDescriptor } from '@campus/shared'
+
+const path = (relative: string) => fileURLToPath(new URL(relative, import.meta.url))
+
+/**
+ * The ingest service writes into the energy database (the data API's package owns it and its
+ * migrations); its administration (the quarantine) is the data API's command line.
+ */
+export const ingestService: ServiceDescriptor = {
+  name: 'ingest',
+  title: 'Live measurements ingest',
+  portEnv: 'INGEST_PORT',
+  defaultPort: 8100,
+  databaseUrlEnv: energyService.databaseUrlEnv,
+  migrationsDir: energyService.migrationsDir,
+  serverEntry: path('./server.ts'),
+  cliEntry: energyService.cliEntry,
+  nodeOptions: ['--max-old-space-size=192'],
+}
+
+/** The topic a datalogger publishes its SenML packs on, and the filter of all of them. */
+export const senmlTopic = (datalogger: string): string => `campus/${datalogger}/senml`
+export const SENML_TOPICS = 'campus/+/senml'
+export const DATALOGGER_OF_TOPIC = /^campus\/([^/+#]+)\/senml$/

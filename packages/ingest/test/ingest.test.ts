@@ -1,0 +1,236 @@
+import { needsService } from '@campus/shared/testing'
+import mqtt from 'mqtt'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startEmbeddedBroker } from '../src/broker.ts'
+import { senmlTopic } from '../src/service.ts'
+import {
+  BASE,
+  eventually,
+  type Ingest,
+  ingestDatabase,
+  MINUTE,
+  QUARTER,
+  quarterStats,
+  startIngest,
+  storedQuarters,
+} from './support.ts'
+
+const { database, writeKey, readKey } = await ingestDatabase()
+afterAll(() => database.close())
+
+const post = (ingest: Ingest, payload: string, key = writeKey, type = 'application/senml+json') =>
+  ingest.app.inject({
+    method: 'POST',
+    url: '/ingest/senml',
+    headers: { 'content-type': type, ...(key ? { 'x-api-key': key } : {}) },
+    payload,
+  })
+
+/** Deterministic noise: the same samples every run. */
+const rand = (i: number) => {
+  const x = Math.sin(i * 12.9898) * 43758.5453
+  return x - Math.floor(x)
+}
+const shuffle = <T>(items: T[]): T[] =>
+  items
+    .map((item, i) => [rand(i + 7), item] as const)
+    .sort((a, b) => a[0] - b[0])
+    .map(([, item]) => item)
+
+const count = async (table: string, where = 'true') =>
+  Number((await database.pool.query(`select count(*) as n from ${table} where ${where}`)).rows[0].n)
+
+describe('POST /ingest/senml', () => {
+  let ingest: Ingest
+  beforeAll(async () => {
+    ingest = await startIngest(database)
+  })
+  afterAll(() => ingest.stop())
+
+  it('writes only with a key whose pattern names /ingest/: a key that reads everything may not write', async () => {
+    const pack = JSON.stringify([{ n: 'urn:campus:meter:900', t: BASE / 1000, v: 40 }])
+    expect((await post(ingest, pack, '')).statusCode).toBe(401)
+    expect((await post(ingest, pack, 'edk_nope')).statusCode).toBe(401)
+    const readOnly = await post(ingest, pack, readKey)
+    expect(readOnly.statusCode).toBe(403)
+    expect(readOnly.json().detail).toMatch(/\/ingest\//)
+    expect(await count('meter_samples')).toBe(0)
+    expect((await post(ingest, pack, writeKey, 'text/plain')).statusCode).toBe(415)
+  })
+
+  it('folds shuffled, duplicated samples in W and kW into exact quarter statistics, and the mirrored column', async () => {
+    // meter 900 (power, kW, mirrored by datacenter_1.tot_dc): a sample a minute for two hours
+    const sent: Array<{ meter: number; t: number; value: number }> = []
+    for (let i = 0; i < 120; i++) sent.push({ meter: 900, t: BASE + i * MINUTE, value: 30 + 10 * rand(i) })
+    const records = sent.map((s, i) =>
+      i % 2 === 0
+        ? { n: `urn:campus:meter:${s.meter}`, t: s.t / 1000, v: s.value, u: 'kW' }
+        : { n: `urn:campus:meter:${s.meter}`, t: s.t / 1000, v: s.value * 1000, u: 'W' },
+    )
+    // shuffled across packs, a third of them sent twice
+    const order = shuffle([...records, ...records.filter((_, i) => i % 3 === 0)])
+    for (let k = 0; k < order.length; k += 25) {
+      const res = await post(ingest, JSON.stringify(order.slice(k, k + 25)))
+      expect(res.statusCode).toBe(200)
+    }
+    const expected = quarterStats(sent)
+    const stored = await storedQuarters(database, [900])
+    expect(stored.size).toBe(8)
+    for (const [key, want] of expected) {
+      const row = stored.get(key)!
+      expect(row, key).toBeDefined()
+      expect(row.count_value).toBe(want.count)
+      expect(row.sum_value).toBeCloseTo(want.sum, 9)
+      expect(row.avg_value).toBeCloseTo(want.avg, 9)
+      expect(row.min_value).toBeCloseTo(want.min, 12)
+      expect(row.max_value).toBeCloseTo(want.max, 12)
+      expect(row.tag).toBe('ok')
+    }
+    const mirror = await database.pool.query<{ time_15m: Date; tot_dc: number }>(
+      'select time_15m, tot_dc from datacenter_1_15m where time_15m >= $1',
+      [new Date(BASE)],
+    )
+    expect(mirror.rows).toHaveLength(8)
+    for (const r of mirror.rows) expect(r.tot_dc).toBeCloseTo(expected.get(`900@${r.time_15m.getTime()}`)!.avg, 9)
+    expect(await count('meter_samples', 'meter_id = 900')).toBe(120)
+  })
+
+  it('takes an energy meter’s increments and a water meter’s register, a late reading and a reset included', async () => {
+    // meter 860 (kWh): increments in Wh; meter 920 (m³): its register in litres
+    const t0 = BASE + 8 * QUARTER
+    const increments = Array.from({ length: 30 }, (_, i) => ({ t: t0 + i * MINUTE, wh: 500 + i }))
+    const res = await post(
+      ingest,
+      JSON.stringify(shuffle(increments).map((s) => ({ n: 'urn:campus:meter:860', t: s.t / 1000, v: s.wh, u: 'Wh' }))),
+    )
+    expect(res.json()).toMatchObject({ samples: 30, quarantined: 0 })
+    const energy = await storedQuarters(database, [860])
+    const first = energy.get(`860@${t0}`)!
+    expect(first.sum_value).toBeCloseTo(
+      increments.slice(0, 15).reduce((a, s) => a + s.wh / 1000, 0),
+      9,
+    )
+    expect(first.count_value).toBe(15)
+
+    // the register: 1000 L, 1100 L, then (late) 1050 L between them, then a reset to 20 L
+    const reg = (t: number, litres: number) => ({ n: 'urn:campus:meter:920', t: t / 1000, s: litres, u: 'l' })
+    await post(ingest, JSON.stringify([reg(t0, 1000), reg(t0 + 20 * MINUTE, 1100)]))
+    let water = await storedQuarters(database, [920])
+    expect(water.get(`920@${t0 + QUARTER}`)!.sum_value).toBeCloseTo(0.1, 12)
+    await post(ingest, JSON.stringify([reg(t0 + 10 * MINUTE, 1050)]))
+    water = await storedQuarters(database, [920])
+    // 1000 -> 1050 in the first quarter hour, 1050 -> 1100 in the second: the late reading moved half of it
+    expect(water.get(`920@${t0}`)!.sum_value).toBeCloseTo(0.05, 12)
+    expect(water.get(`920@${t0 + QUARTER}`)!.sum_value).toBeCloseTo(0.05, 12)
+    await post(ingest, JSON.stringify([reg(t0 + 25 * MINUTE, 20)]))
+    water = await storedQuarters(database, [920])
+    const reset = water.get(`920@${t0 + QUARTER}`)!
+    // a register that went back restarted: its reading is the increment, never a negative volume
+    expect(reset.sum_value).toBeCloseTo(0.05 + 0.02, 12)
+    expect(reset.min_value).toBeGreaterThanOrEqual(0)
+    expect(reset.tag).toBe('estimated')
+  })
+
+  it('quarantines each bad record with its reason, writing the good ones of the same pack', async () => {
+    const before = await count('meter_samples')
+    const t = (BASE + 12 * QUARTER) / 1000
+    const pack = [
+      { bn: 'urn:campus:meter:', bt: t, n: '901', v: 12.5, u: 'kW' },
+      { n: '999', v: 1 },
+      { n: '901', t: 60, v: 3, u: 'Cel' },
+      { n: '901', t: 120, v: '7' },
+      { n: '901', t: 86_400 * 30, v: 7 },
+      { n: '901', t: -86_400 * 365 * 10, v: 7 },
+      { n: '930', t: 180, s: 5 },
+      { n: '901', t: 240, v: 13.5 },
+    ]
+    const res = await post(ingest, JSON.stringify(pack))
+    expect(res.statusCode).toBe(200)
+    const body = res.json()
+    expect(body.samples).toBe(2)
+    expect(body.refused.map((r: { index: number; code: string }) => [r.index, r.code])).toEqual([
+      [3, 'not_finite'],
+      [1, 'unknown_meter'],
+      [2, 'unit'],
+      [4, 'future'],
+      [5, 'before_install'],
+      [6, 'register_of_mean'],
+    ])
+    expect(await count('meter_samples')).toBe(before + 2)
+    const rows = await database.pool.query('select code, reason, record_index, payload from quarantine order by id')
+    expect(rows.rows.slice(-6).map((r) => r.code)).toEqual(body.refused.map((r: { code: string }) => r.code))
+    for (const r of rows.rows.slice(-6)) expect(r.payload).toBe(JSON.stringify(pack))
+    // a payload that is no SenML pack at all: 422, kept whole
+    for (const bad of ['{"n":', '{"n":"urn:campus:meter:901"}', '[]']) {
+      const whole = await post(ingest, bad)
+      expect(whole.statusCode, bad).toBe(422)
+    }
+    const whole = await database.pool.query(
+      'select code, record_index, payload from quarantine order by id desc limit 3',
+    )
+    expect(whole.rows.map((r) => [r.code, r.record_index])).toEqual([
+      ['not_senml', null],
+      ['not_senml', null],
+      ['malformed_json', null],
+    ])
+  })
+})
+
+/** The same stream through a broker: the embedded aedes, and the machine's Mosquitto. */
+const brokers: Array<[string, () => Promise<{ url: string; close: () => Promise<void> }>]> = [
+  ['the embedded broker (aedes)', () => startEmbeddedBroker('127.0.0.1', 0)],
+]
+const mosquittoUrl = process.env.TEST_MQTT_URL || 'mqtt://127.0.0.1:1883'
+if (await needsService('Mosquitto tests', 'TEST_MQTT_URL', mosquittoUrl)) {
+  brokers.push(['Mosquitto', async () => ({ url: mosquittoUrl, close: async () => undefined })])
+}
+
+describe.each(brokers)('over MQTT: %s', (name, start) => {
+  const run = `${process.pid}-${name.length}`
+  it('takes every sample once whatever the order and redeliveries, and quarantines the garbage between', async () => {
+    const broker = await start()
+    const instances = [await startIngest(database, { url: broker.url, clientId: `t-a-${run}`, group: `g${run}` })]
+    // two instances split the stream where the broker shares a subscription
+    if (instances[0]!.shared) {
+      instances.push(await startIngest(database, { url: broker.url, clientId: `t-b-${run}`, group: `g${run}` }))
+    }
+    const publisher = await mqtt.connectAsync(broker.url, { clientId: `t-pub-${run}` })
+    try {
+      const meter = name.startsWith('Mosquitto') ? 911 : 910
+      const t0 = BASE + 20 * QUARTER
+      const sent: Array<{ meter: number; t: number; value: number }> = []
+      for (let i = 0; i < 600; i++) sent.push({ meter, t: t0 + i * 10_000, value: 100 + 50 * rand(i + 1000) })
+      const records = sent.map((s) => ({ n: `urn:campus:meter:${s.meter}`, t: s.t / 1000, v: s.value }))
+      const packs: string[] = []
+      const order = shuffle([...records, ...records.slice(0, 150)])
+      for (let k = 0; k < order.length; k += 30) packs.push(JSON.stringify(order.slice(k, k + 30)))
+      packs.splice(3, 0, 'garbage {', '[{"n":"urn:campus:meter:860","v":1}]')
+      for (const p of packs) await publisher.publishAsync(senmlTopic('DL-CF-01'), p, { qos: 1 })
+      const samples = () => count('meter_samples', `meter_id = ${meter}`)
+      await eventually(async () => (await samples()) === 600, `600 samples of meter ${meter} (${name})`)
+      const quarantined = await database.pool.query(
+        "select code from quarantine where source = 'mqtt:campus/DL-CF-01/senml' order by id",
+      )
+      expect(quarantined.rows.map((r) => r.code).slice(-2)).toEqual(['malformed_json', 'other_datalogger'])
+      const expected = quarterStats(sent)
+      const stored = await storedQuarters(database, [meter])
+      for (const [key, want] of expected) {
+        const row = stored.get(key)!
+        expect(row.count_value, key).toBe(want.count)
+        expect(row.sum_value).toBeCloseTo(want.sum, 8)
+        expect(row.min_value).toBe(want.min)
+        expect(row.max_value).toBe(want.max)
+      }
+      // every message taken by exactly one instance
+      const taken = await Promise.all(
+        instances.map(async (i) => (await i.metrics.messages.get()).values.reduce((a, v) => a + v.value, 0)),
+      )
+      expect(taken.reduce((a, b) => a + b, 0)).toBe(packs.length)
+      if (instances.length === 2) expect(Math.min(...taken)).toBeGreaterThan(0)
+    } finally {
+      await publisher.endAsync()
+      for (const i of instances) await i.stop()
+      await broker.close()
+    }
+  })
+})

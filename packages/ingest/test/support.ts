@@ -1,0 +1,122 @@
+import { createApiKey, type EnergyDatabase, seedEstate } from '@campus/energy-data/live'
+import { createTestDatabase, type TestDatabase } from '@campus/shared/testing'
+import type { FastifyInstance } from 'fastify'
+import type { MqttClient } from 'mqtt'
+import { buildIngestApp } from '../src/app.ts'
+import { startConsumer } from '../src/consumer.ts'
+import { ingestMetrics } from '../src/metrics.ts'
+import { ingestService } from '../src/service.ts'
+import { BatchWriter } from '../src/writer.ts'
+
+export const MINUTE = 60_000
+export const QUARTER = 15 * MINUTE
+/** A window two days back, on a quarter hour: every meter installed, nothing in the future. */
+export const BASE = Math.floor((Date.now() - 2 * 24 * 60 * MINUTE) / QUARTER) * QUARTER
+
+/** A fresh energy database holding the estate's metadata (and one quarter hour of 2024), and two keys. */
+export async function ingestDatabase(): Promise<{
+  database: TestDatabase<EnergyDatabase>
+  writeKey: string
+  readKey: string
+}> {
+  const database = await createTestDatabase<EnergyDatabase>('ingest', ingestService.migrationsDir)
+  const from = Date.parse('2024-01-01T00:00:00Z')
+  await seedEstate(database.pool, { fromMs: from, toMs: from + QUARTER, seed: 1 })
+  const write = await createApiKey(database.db, { name: 'gateway', endpoints: ['/ingest/*'] })
+  const read = await createApiKey(database.db, { name: 'everything-read', endpoints: ['*'] })
+  return { database, writeKey: write.key, readKey: read.key }
+}
+
+export interface Ingest {
+  app: FastifyInstance
+  writer: BatchWriter
+  client: MqttClient | undefined
+  shared: boolean
+  metrics: ReturnType<typeof ingestMetrics>
+  stop: () => Promise<void>
+}
+
+/** The ingest service in this process: its HTTP app, and its consumer when a broker is given. */
+export async function startIngest(
+  database: TestDatabase<EnergyDatabase>,
+  broker?: { url: string; clientId: string; group?: string },
+): Promise<Ingest> {
+  let writer: BatchWriter | undefined
+  const metrics = ingestMetrics(() => writer?.held ?? 0)
+  const app = await buildIngestApp({ database, metrics, maxFutureMs: 5 * MINUTE, maxBodyBytes: 1_048_576 })
+  writer = new BatchWriter(database.pool, {
+    batchMessages: 100,
+    batchMs: 10,
+    maxFutureMs: 5 * MINUTE,
+    metrics,
+    log: { warn: () => undefined, info: () => undefined },
+  })
+  const held = writer
+  const consumer = broker
+    ? await startConsumer({
+        url: broker.url,
+        clientId: broker.clientId,
+        shareGroup: broker.group ?? 'ingest-test',
+        sessionSeconds: 60,
+        writer: held,
+        onMessage: () => metrics.messages.inc({ transport: 'mqtt' }),
+        log: { warn: () => undefined, info: () => undefined },
+      })
+    : undefined
+  return {
+    app,
+    writer: held,
+    client: consumer?.client,
+    shared: consumer?.shared ?? false,
+    metrics,
+    stop: async () => {
+      await held.drain()
+      await consumer?.client.endAsync()
+      await app.close()
+    },
+  }
+}
+
+/** Waits until `check` holds (polling the database), or fails after `ms`. */
+export async function eventually(check: () => Promise<boolean>, what: string, ms = 20_000): Promise<void> {
+  const deadline = Date.now() + ms
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((r) => setTimeout(r, 50))
+  }
+}
+
+/** The quarter statistics of what was sent, recomputed here: avg, min, max, sum, count per meter and quarter. */
+export function quarterStats(samples: ReadonlyArray<{ meter: number; t: number; value: number }>) {
+  const unique = new Map<string, { meter: number; t: number; value: number }>()
+  for (const s of samples) if (!unique.has(`${s.meter}@${s.t}`)) unique.set(`${s.meter}@${s.t}`, s)
+  const quarters = new Map<string, number[]>()
+  for (const s of unique.values()) {
+    const key = `${s.meter}@${Math.floor(s.t / QUARTER) * QUARTER}`
+    quarters.set(key, [...(quarters.get(key) ?? []), s.value])
+  }
+  return new Map(
+    [...quarters].map(([key, values]) => {
+      const sum = values.reduce((a, b) => a + b, 0)
+      return [
+        key,
+        { avg: sum / values.length, min: Math.min(...values), max: Math.max(...values), sum, count: values.length },
+      ]
+    }),
+  )
+}
+
+/** data_15m's rows of these meters, keyed `meter@epoch ms`. */
+export async function storedQuarters(database: TestDatabase<EnergyDatabase>, meters: number[]) {
+  const { rows } = await database.pool.query<{
+    meter_id: number
+    time_15m: Date
+    avg_value: number
+    min_value: number
+    max_value: number
+    sum_value: number
+    count_value: number
+    tag: string
+  }>('select * from data_15m where meter_id = any($1) and time_15m >= $2', [meters, new Date(BASE - QUARTER * 96)])
+  return new Map(rows.map((r) => [`${r.meter_id}@${r.time_15m.getTime()}`, r]))
+}
