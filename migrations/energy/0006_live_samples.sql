@@ -35,7 +35,7 @@ create table meter_samples (
 );
 
 -- 3. What could not be taken, never lost: a record (its index in the pack) or a whole payload,
--- with the raw payload, why, and where it came from. Replayed once fixed (`pnpm energy
+-- with the raw payload, why, and where it came from; once while it waits. Replayed once fixed (`pnpm energy
 -- quarantine:replay`), it is marked so.
 create table quarantine (
   id bigserial primary key,
@@ -46,6 +46,28 @@ create table quarantine (
   reason text not null,
   record_index integer,
   payload text not null,
-  replayed_at timestamptz
+  replayed_at timestamptz,
+  -- a message delivered again (QoS 1 is at least once) finds its refusals already kept
+  payload_digest text generated always as (md5(payload)) stored
 );
 create index quarantine_open_idx on quarantine (id) where replayed_at is null;
+create unique index quarantine_once_idx on quarantine (payload_digest, (coalesce(record_index, -1)), source)
+  where replayed_at is null;
+
+-- 4. The ingest service writes measurements: a login role that is a member of `energy_writer` may
+-- read everything and write the quarter hours, their rollups, the samples and the quarantine, and
+-- nothing else (not the API keys but their bookkeeping, not the metadata).
+do $$
+begin
+  create role energy_writer nologin;
+exception
+  when duplicate_object or unique_violation then null;
+end
+$$;
+grant usage on schema public to energy_writer;
+grant select on all tables in schema public to energy_writer;
+grant insert, update, delete on data_15m, datacenter_1_15m, pv_15m, water_15m, weather_15m, centrali_frigo_15m,
+  aulep_15m, data_rollup, datacenter_1_rollup, pv_rollup, water_rollup, weather_rollup, centrali_frigo_rollup,
+  aulep_rollup, meter_samples, quarantine to energy_writer;
+grant usage on sequence quarantine_id_seq to energy_writer;
+grant update (last_used_at) on api_keys to energy_writer;

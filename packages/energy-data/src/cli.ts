@@ -161,10 +161,11 @@ const commands: Record<string, Command<Context>> = {
     async run(context, args) {
       const { values } = parseFlags(args, { id: { type: 'string', multiple: true }, all: { type: 'boolean' } })
       const ids = (values.id ?? []).map(Number)
-      if (values.all === ids.length > 0) throw usageError('quarantine:replay takes --id ID (one or more) or --all')
+      const all = values.all === true
+      if (all === ids.length > 0) throw usageError('quarantine:replay takes --id ID (one or more) or --all')
       if (ids.some((id) => !Number.isSafeInteger(id) || id < 1)) throw usageError('--id is a quarantine row id')
       await calendar(context)
-      return replayQuarantine(context.pool, values.all ? 'all' : ids)
+      return replayQuarantine(context.pool, all ? 'all' : ids)
     },
   },
   'rollups:refresh': {

@@ -11,6 +11,56 @@ import Type, { type Static } from 'typebox'
 import type { IntrospectionSettings } from './auth/introspection.ts'
 import { energyService } from './service.ts'
 
+/**
+ * How a service of the energy database accepts the OAuth server's access tokens (the data API to
+ * read, the ingest service to write): one resource-server client, introspecting them.
+ */
+export const OAuthResourceConfig = {
+  ENERGY_OAUTH_ISSUER: Type.Optional(
+    Type.String({
+      pattern: '^https?://',
+      description:
+        'Issuer of the OAuth server whose access tokens the API accepts as `Authorization: Bearer`; unset = API keys only',
+    }),
+  ),
+  ENERGY_OAUTH_URL: Type.Optional(
+    Type.String({
+      pattern: '^https?://',
+      description:
+        'Where this service reaches the OAuth server when that is not the issuer URL (a container network); default: the issuer',
+    }),
+  ),
+  ENERGY_OAUTH_CLIENT_ID: Type.String({
+    default: 'energy-data',
+    minLength: 1,
+    description: 'Client id the API introspects tokens with (a resource server registered at the OAuth server)',
+  }),
+  ENERGY_OAUTH_CLIENT_SECRET: Type.Optional(
+    Type.String({ minLength: 1, description: 'Its secret; required with ENERGY_OAUTH_ISSUER' }),
+  ),
+  ENERGY_OAUTH_BROWSER_CLIENT_ID: Type.Optional(
+    Type.String({
+      minLength: 1,
+      description:
+        'Client id of a public application at the OAuth server (scope read_energy, redirect URIs PUBLIC/dashboard and PUBLIC/docs/static/oauth2-redirect.html): the dashboard signs people in with it, Swagger UI authorizes with it; unset = no sign-in',
+    }),
+  ),
+  ENERGY_TOKEN_CACHE_SECONDS: Type.Integer({
+    minimum: 0,
+    maximum: 300,
+    default: 5,
+    description:
+      'How long an active token is trusted without asking the OAuth server again: a revoked token or a locked account is refused within this bound',
+  }),
+  ENERGY_TOKEN_STALE_SECONDS: Type.Integer({
+    minimum: 0,
+    maximum: 3600,
+    default: 60,
+    description:
+      'While the OAuth server cannot be reached, a token found active this recently keeps working (older ones: 503)',
+  }),
+}
+
 const EnergyConfigSchema = Type.Object({
   ...CommonConfig,
   ENERGY_PORT: Port(energyService.defaultPort),
@@ -64,49 +114,7 @@ const EnergyConfigSchema = Type.Object({
     minLength: 1,
     description: 'Prefix of the rate-limit counters in Redis (instances sharing counters use the same one)',
   }),
-  ENERGY_OAUTH_ISSUER: Type.Optional(
-    Type.String({
-      pattern: '^https?://',
-      description:
-        'Issuer of the OAuth server whose access tokens the API accepts as `Authorization: Bearer`; unset = API keys only',
-    }),
-  ),
-  ENERGY_OAUTH_URL: Type.Optional(
-    Type.String({
-      pattern: '^https?://',
-      description:
-        'Where this service reaches the OAuth server when that is not the issuer URL (a container network); default: the issuer',
-    }),
-  ),
-  ENERGY_OAUTH_CLIENT_ID: Type.String({
-    default: 'energy-data',
-    minLength: 1,
-    description: 'Client id the API introspects tokens with (a resource server registered at the OAuth server)',
-  }),
-  ENERGY_OAUTH_CLIENT_SECRET: Type.Optional(
-    Type.String({ minLength: 1, description: 'Its secret; required with ENERGY_OAUTH_ISSUER' }),
-  ),
-  ENERGY_OAUTH_BROWSER_CLIENT_ID: Type.Optional(
-    Type.String({
-      minLength: 1,
-      description:
-        'Client id of a public application at the OAuth server (scope read_energy, redirect URIs PUBLIC/dashboard and PUBLIC/docs/static/oauth2-redirect.html): the dashboard signs people in with it, Swagger UI authorizes with it; unset = no sign-in',
-    }),
-  ),
-  ENERGY_TOKEN_CACHE_SECONDS: Type.Integer({
-    minimum: 0,
-    maximum: 300,
-    default: 5,
-    description:
-      'How long an active token is trusted without asking the OAuth server again: a revoked token or a locked account is refused within this bound',
-  }),
-  ENERGY_TOKEN_STALE_SECONDS: Type.Integer({
-    minimum: 0,
-    maximum: 3600,
-    default: 60,
-    description:
-      'While the OAuth server cannot be reached, a token found active this recently keeps working (older ones: 503)',
-  }),
+  ...OAuthResourceConfig,
   ENERGY_CORS_ORIGINS: Type.Refine(
     Type.String({
       default: '*',
@@ -198,7 +206,10 @@ export function settingsFromConfig(config: EnergyConfig): EnergySettings {
   }
 }
 
-function oauthSettings(config: EnergyConfig): IntrospectionSettings | undefined {
+type OAuthResourceValues = Static<ReturnType<typeof Type.Object<typeof OAuthResourceConfig>>>
+
+/** The introspection settings the configuration names; none without ENERGY_OAUTH_ISSUER. */
+export function oauthSettings(config: OAuthResourceValues): IntrospectionSettings | undefined {
   const issuer = config.ENERGY_OAUTH_ISSUER
   if (issuer === undefined) return undefined
   const clientSecret = config.ENERGY_OAUTH_CLIENT_SECRET

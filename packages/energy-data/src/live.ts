@@ -3,10 +3,14 @@
  * energy database and its one write path: the catalogue of meters and units, the write of a batch
  * of live messages, the API keys that may write, the estate's model for simulated dataloggers.
  */
+
+export { authenticate, authenticateBearer } from './auth/credentials.ts'
+export { TokenIntrospector } from './auth/introspection.ts'
 export { METERS } from './catalogue/meters.ts'
 export { KINDS, SENML_UNIT_OF } from './catalogue/quantities.ts'
+export { OAuthResourceConfig, oauthSettings } from './config.ts'
 export type { EnergyDatabase } from './db/schema.ts'
-export { digestApiKey, looksLikeApiKey, WRITE_PATH_PREFIX, writeAllowed } from './domain/api-keys.ts'
+export { WRITE_ENERGY, WRITE_PATH_PREFIX, writeAllowed } from './domain/api-keys.ts'
 export type { LiveMessage, RefusalCode } from './domain/intake.ts'
 export { DEFAULT_MAX_FUTURE_MS } from './domain/intake.ts'
 export { METER_NAME_BASE, meterName } from './domain/senml.ts'

@@ -1,13 +1,14 @@
 import {
+  authenticate,
+  authenticateBearer,
   DetailError,
-  digestApiKey,
   type EnergyDatabase,
   energyErrors,
-  findApiKeyByDigest,
   inTransaction,
-  looksLikeApiKey,
+  type TokenIntrospector,
   takeMessages,
   touchApiKey,
+  WRITE_ENERGY,
   writeAllowed,
 } from '@campus/energy-data/live'
 import { type Database, readMigrations, registerPlatform, serverOptions } from '@campus/shared'
@@ -23,6 +24,8 @@ export interface IngestAppOptions {
   logLevel?: string
   maxFutureMs: number
   maxBodyBytes: number
+  /** Introspects the OAuth server's access tokens; absent: API keys only. */
+  tokens?: TokenIntrospector | undefined
 }
 
 const SENML_TYPES = ['application/senml+json', 'application/json']
@@ -45,26 +48,36 @@ const Taken = Type.Object(
   { title: 'Taken' },
 )
 
-/** An `x-api-key` that may write here: valid, and with a pattern under /ingest/ covering the path. */
-async function authorize(request: FastifyRequest, database: Database<EnergyDatabase>): Promise<string> {
+/**
+ * The credential of a write, named for the quarantine's `source`: an `x-api-key` valid and with a
+ * pattern under /ingest/ covering the path, or an OAuth access token with the write_energy scope
+ * (checked as the data API checks its credentials).
+ */
+async function authorize(
+  request: FastifyRequest,
+  database: Database<EnergyDatabase>,
+  tokens: TokenIntrospector | undefined,
+): Promise<string> {
   const header = request.headers['x-api-key']
   const key = typeof header === 'string' ? header.trim() : ''
-  if (!key) throw new DetailError(401, 'Missing API key (x-api-key)', { headers: { 'WWW-Authenticate': 'APIKey' } })
-  const record = looksLikeApiKey(key) ? await findApiKeyByDigest(database.db, digestApiKey(key)) : undefined
-  const invalid = !record
-    ? 'Invalid API key'
-    : record.revoked_at
-      ? 'API key revoked'
-      : record.expires_at && record.expires_at.getTime() <= Date.now()
-        ? 'API key expired'
-        : undefined
-  if (invalid || !record)
-    throw new DetailError(401, invalid ?? 'Invalid API key', { headers: { 'WWW-Authenticate': 'APIKey' } })
+  const authorization = request.headers.authorization ?? ''
+  const bearer = /^bearer /i.test(authorization) ? authorization.slice(7).trim() : ''
+  if (!key && bearer) {
+    const token = await authenticateBearer(tokens, bearer)
+    if (!token.scopes.includes(WRITE_ENERGY)) throw new DetailError(403, `The token lacks the ${WRITE_ENERGY} scope`)
+    return `oauth:${token.clientId ?? '-'}`
+  }
+  if (!key) {
+    throw new DetailError(401, 'Missing API key (x-api-key) or access token (Authorization: Bearer)', {
+      headers: { 'www-authenticate': 'APIKey' },
+    })
+  }
+  const record = await authenticate(database.db, key)
   if (!writeAllowed(record.endpoints, request.url.split('?')[0] ?? '')) {
     throw new DetailError(403, 'This API key may not write: it needs an endpoint pattern under /ingest/')
   }
   await touchApiKey(database.db, record.id)
-  return record.name
+  return `key:${record.name}`
 }
 
 /** The ingest service's HTTP side: POST /ingest/senml for gateways without MQTT, probes, metrics, OpenAPI. */
@@ -86,7 +99,14 @@ export async function buildIngestApp(options: IngestAppOptions): Promise<Fastify
         description:
           'Live measurements: SenML packs (RFC 8428) from the dataloggers, over HTTP (here) or MQTT (campus/<datalogger>/senml).',
       },
-      securitySchemes: { APIKeyHeader: { type: 'apiKey', in: 'header', name: 'x-api-key' } },
+      securitySchemes: {
+        APIKeyHeader: { type: 'apiKey', in: 'header', name: 'x-api-key' },
+        BearerToken: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'An access token of the OAuth server with write_energy',
+        },
+      },
     },
   })
   // the raw text is kept: a refused pack goes to the quarantine as it came
@@ -101,21 +121,25 @@ export async function buildIngestApp(options: IngestAppOptions): Promise<Fastify
           'A SenML JSON pack (RFC 8428): records named `urn:campus:meter:<id>`, a value `v` (a reading; an ' +
           "energy or volume meter's increment) or a register `s`, a time `t`, a unit `u` the meter's unit " +
           'converts from. Records that cannot be taken go to the quarantine with their reason (listed here); ' +
-          'the others are written, all in one transaction. Needs an API key with a pattern under `/ingest/`.',
-        security: [{ APIKeyHeader: [] }],
-        headers: Type.Object({ 'x-api-key': Type.Optional(Type.String()) }),
+          'the others are written, all in one transaction. Needs an API key with a pattern under `/ingest/`, ' +
+          'or an access token of the OAuth server with the `write_energy` scope.',
+        security: [{ APIKeyHeader: [] }, { BearerToken: [] }],
+        headers: Type.Object({
+          'x-api-key': Type.Optional(Type.String()),
+          authorization: Type.Optional(Type.String({ description: 'Bearer <access token with write_energy>' })),
+        }),
         body: Type.String({ description: 'The SenML pack, as JSON text' }),
         response: { 200: Taken, 401: Detail, 403: Detail, 415: Detail, 422: Detail, 503: Detail },
       },
     },
     async (request, reply) => {
-      const keyName = await authorize(request, options.database)
+      const credential = await authorize(request, options.database, options.tokens)
       const type = (request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase()
       if (!SENML_TYPES.includes(type)) {
         throw new DetailError(415, `Unsupported Media Type: send ${SENML_TYPES.join(' or ')}`)
       }
       options.metrics.messages.inc({ transport: 'http' })
-      const message = { source: `http:${keyName}`, payload: request.body, receivedMs: Date.now() }
+      const message = { source: `http:${credential}`, payload: request.body, receivedMs: Date.now() }
       let result: Awaited<ReturnType<typeof takeMessages>>
       try {
         result = await inTransaction(options.database.pool, (c) =>

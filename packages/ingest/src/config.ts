@@ -1,3 +1,4 @@
+import { OAuthResourceConfig } from '@campus/energy-data/live'
 import { CommonConfig, DatabaseUrl, loadConfig, Port } from '@campus/shared'
 import Type, { type Static } from 'typebox'
 import { ingestService } from './service.ts'
@@ -6,6 +7,8 @@ const IngestConfigSchema = Type.Object({
   ...CommonConfig,
   INGEST_PORT: Port(ingestService.defaultPort),
   ENERGY_DATABASE_URL: DatabaseUrl(),
+  // the data API's resource-server client: a token with the write_energy scope may POST
+  ...OAuthResourceConfig,
   MQTT_URL: Type.Optional(
     Type.String({
       pattern: '^mqtts?://',
@@ -24,6 +27,11 @@ const IngestConfigSchema = Type.Object({
     default: 'ingest',
     pattern: '^[A-Za-z0-9_-]+$',
     description: 'Shared-subscription group: instances in one group split the stream',
+  }),
+  MQTT_SHARED: Type.Boolean({
+    default: true,
+    description:
+      'false: one instance on the plain topic, no shared subscription (a Mosquitto restart keeps it: docs/LIVE.md)',
   }),
   MQTT_SESSION_SECONDS: Type.Integer({
     minimum: 0,

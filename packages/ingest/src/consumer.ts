@@ -6,7 +6,8 @@ import type { BatchWriter } from './writer.ts'
 export interface ConsumerOptions {
   url: string
   clientId: string
-  shareGroup: string
+  /** The shared-subscription group; undefined: a plain subscription (one instance). */
+  shareGroup: string | undefined
   sessionSeconds: number
   writer: BatchWriter
   onMessage: () => void
@@ -69,7 +70,7 @@ export async function startConsumer(options: ConsumerOptions): Promise<{ client:
   } catch (error) {
     // CONNACK 0x01 (3.1.1: unacceptable protocol version), or a broker closing on a version 5 CONNECT
     options.log.warn(
-      { err: error },
+      { reason: (error as Error).message },
       'the broker refused MQTT 5; connecting with MQTT 3.1.1, without a shared subscription',
     )
     connection = await connect(4)
@@ -77,15 +78,19 @@ export async function startConsumer(options: ConsumerOptions): Promise<{ client:
   }
   const { client } = connection
   // a broker may speak MQTT 5 and still not share subscriptions (it says so in its CONNACK)
-  const shared = version === 5 && connection.connack.properties?.sharedSubscriptionAvailable !== false
+  const shared =
+    options.shareGroup !== undefined &&
+    version === 5 &&
+    connection.connack.properties?.sharedSubscriptionAvailable !== false
   const filter = shared ? `$share/${options.shareGroup}/${SENML_TOPICS}` : SENML_TOPICS
   const subscribe = async () => {
     await client.subscribeAsync(filter, { qos: 1 })
     options.log.info({ filter, clientId: options.clientId }, 'subscribed')
   }
-  // a session the broker kept holds the subscription; a new one (expired, or a broker without persistence) does not
-  client.on('connect', (connack) => {
-    if (!connack.sessionPresent) void subscribe().catch((err) => options.log.warn({ err }, 'subscribe failed'))
+  // on every reconnection: a session the broker kept may have lost its shared subscription (Mosquitto
+  // restores a persistent session's plain subscriptions after a restart, not always its shared ones)
+  client.on('connect', () => {
+    void subscribe().catch((err) => options.log.warn({ err }, 'subscribe failed'))
   })
   client.on('reconnect', () => options.log.info({}, 'reconnecting to the broker'))
   client.on('error', (err) => options.log.warn({ err }, 'broker connection error'))

@@ -1,4 +1,4 @@
-import type { EnergyDatabase } from '@campus/energy-data/live'
+import { type EnergyDatabase, oauthSettings, TokenIntrospector } from '@campus/energy-data/live'
 import { runMain, startService } from '@campus/shared'
 import { buildIngestApp } from './app.ts'
 import { loadIngestConfig } from './config.ts'
@@ -9,6 +9,7 @@ import { BatchWriter } from './writer.ts'
 
 runMain(async () => {
   const config = loadIngestConfig()
+  const introspection = oauthSettings(config)
   await startService<EnergyDatabase>({
     descriptor: ingestService,
     config,
@@ -21,6 +22,7 @@ runMain(async () => {
         logLevel: config.LOG_LEVEL,
         maxFutureMs: config.INGEST_MAX_FUTURE_SECONDS * 1000,
         maxBodyBytes: config.INGEST_MAX_BODY_BYTES,
+        tokens: introspection ? new TokenIntrospector(introspection) : undefined,
       })
       if (!config.MQTT_URL) {
         app.log.warn('MQTT_URL is not set: no broker, POST /ingest/senml only')
@@ -37,7 +39,7 @@ runMain(async () => {
       const { client, shared } = await startConsumer({
         url: config.MQTT_URL,
         clientId: config.MQTT_CLIENT_ID ?? defaultClientId(config.INGEST_PORT),
-        shareGroup: config.MQTT_SHARE_GROUP,
+        shareGroup: config.MQTT_SHARED ? config.MQTT_SHARE_GROUP : undefined,
         sessionSeconds: config.MQTT_SESSION_SECONDS,
         writer: held,
         onMessage: () => metrics.messages.inc({ transport: 'mqtt' }),

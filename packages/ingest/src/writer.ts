@@ -118,7 +118,8 @@ export class BatchWriter {
     const code = (error as { code?: string }).code ?? 'unknown'
     await this.pool.query(
       `insert into quarantine (received_at, source, code, reason, record_index, payload)
-       values ($1, $2, 'not_written', $3, null, $4)`,
+       values ($1, $2, 'not_written', $3, null, $4)
+       on conflict (payload_digest, (coalesce(record_index, -1)), source) where replayed_at is null do nothing`,
       [
         new Date(message.receivedMs),
         message.source,

@@ -1,3 +1,5 @@
+import { energyService } from '@campus/energy-data/live'
+import { runServiceCommand } from '@campus/shared'
 import { needsService } from '@campus/shared/testing'
 import mqtt from 'mqtt'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -173,6 +175,57 @@ describe('POST /ingest/senml', () => {
       ['not_senml', null],
       ['malformed_json', null],
     ])
+  })
+})
+
+describe('the quarantine', () => {
+  let ingest: Ingest
+  beforeAll(async () => {
+    ingest = await startIngest(database)
+  })
+  afterAll(() => ingest.stop())
+
+  const energy = (args: string[]) =>
+    runServiceCommand(energyService, args, { env: { ENERGY_DATABASE_URL: database.url, MIGRATE_ON_START: 'false' } })
+
+  it('keeps a refusal once when the same message comes again, lists it, and takes it when replayed once fixed', async () => {
+    // meter 931 (irradiance) was installed in 2015: a reading of 2012 is refused
+    const t = Date.parse('2012-06-01T10:00:00Z') / 1000
+    const pack = JSON.stringify([{ n: 'urn:campus:meter:931', t, v: 640, u: 'W/m2' }])
+    for (let i = 0; i < 2; i++) expect((await post(ingest, pack)).json()).toMatchObject({ samples: 0, quarantined: 1 })
+    const open = await database.pool.query('select id from quarantine where payload = $1 and replayed_at is null', [
+      pack,
+    ])
+    expect(open.rows).toHaveLength(1)
+    const id = String(open.rows[0].id)
+
+    const listed = await energy(['quarantine:list'])
+    expect(listed.code).toBe(0)
+    const rows = JSON.parse(listed.stdout) as Array<{ id: number; code: string; reason: string; payload: string }>
+    expect(rows.find((r) => String(r.id) === id)).toMatchObject({ code: 'before_install', payload: pack })
+
+    // still refused: replayed, and kept again with today's reason
+    const again = await energy(['quarantine:replay', '--id', id])
+    expect(again.code).toBe(0)
+    expect(JSON.parse(again.stdout)).toMatchObject({ replayed: 1, samples: 0, quarantined: 1 })
+    const reopened = await database.pool.query('select id from quarantine where payload = $1 and replayed_at is null', [
+      pack,
+    ])
+    expect(reopened.rows).toHaveLength(1)
+
+    // the meter's installation date corrected: the replay takes the reading into its quarter hour
+    await database.pool.query("update meters set date_from = '2010-01-01' where id = 931")
+    const fixed = await energy(['quarantine:replay', '--id', String(reopened.rows[0].id)])
+    expect(fixed.code).toBe(0)
+    expect(JSON.parse(fixed.stdout)).toMatchObject({ replayed: 1, samples: 1, quarantined: 0 })
+    const row = await database.pool.query(
+      'select avg_value, count_value, tag from data_15m where meter_id = 931 and time_15m = $1',
+      [new Date(t * 1000)],
+    )
+    expect(row.rows[0]).toMatchObject({ avg_value: 640, count_value: 1, tag: 'ok' })
+    const left = JSON.parse((await energy(['quarantine:list'])).stdout) as Array<{ payload: string }>
+    expect(left.some((r) => r.payload === pack)).toBe(false)
+    expect((await energy(['quarantine:replay'])).code).toBe(2)
   })
 })
 

@@ -207,7 +207,7 @@ describe('RFC 8414 authorization server metadata', () => {
       introspection_endpoint: `${server.url}/oauth/introspect`,
       device_authorization_endpoint: `${server.url}/oauth/authorize_device`,
       jwks_uri: `${server.url}/oauth/discovery/keys`,
-      scopes_supported: ['api', 'read_api', 'read_user', 'openid', 'profile', 'email', 'read_energy'],
+      scopes_supported: ['api', 'read_api', 'read_user', 'openid', 'profile', 'email', 'read_energy', 'write_energy'],
       response_types_supported: ['code', 'token'],
       response_modes_supported: ['query', 'fragment'],
       grant_types_supported: [

@@ -221,7 +221,8 @@ runMain(async () => {
   const ingest = launchService(ingestService, {
     port: serviceEndpoints(ingestService, config).port,
     host: config.HOST,
-    env: { ...envOf('energy'), MQTT_URL: mqttUrl, MIGRATE_ON_START: 'false' },
+    // the data API's resource-server client: tokens with write_energy may post measurements
+    env: { ...envOf('energy'), ...identity, MQTT_URL: mqttUrl, MIGRATE_ON_START: 'false' },
     watch,
     onLine: prefixed(ingestService.name),
     maxOutput: 0,

@@ -43,6 +43,9 @@ export function endpointAllowed(patterns: readonly string[], path: string): bool
   return false
 }
 
+/** The scope of an OAuth access token (client credentials, for a gateway) that may write measurements. */
+export const WRITE_ENERGY = 'write_energy'
+
 /** The path prefix of every write: a key may write only through a pattern that names it. */
 export const WRITE_PATH_PREFIX = '/ingest/'
 

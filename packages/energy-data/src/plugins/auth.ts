@@ -1,19 +1,13 @@
 import { addVary, createAttemptCounter, pathOf } from '@campus/shared'
 import type { FastifyRequest, FastifySchema } from 'fastify'
 import fp from 'fastify-plugin'
-import type { Kysely } from 'kysely'
 import Type from 'typebox'
-import {
-  AuthorizationServerUnreachable,
-  type BearerToken,
-  type IntrospectionSettings,
-  TokenIntrospector,
-} from '../auth/introspection.ts'
-import type { EnergyDatabase } from '../db/schema.ts'
-import { digestApiKey, endpointAllowed, looksLikeApiKey } from '../domain/api-keys.ts'
+import { authenticate, authenticateBearer, REALM, unauthorized } from '../auth/credentials.ts'
+import { type BearerToken, type IntrospectionSettings, TokenIntrospector } from '../auth/introspection.ts'
+import { endpointAllowed, looksLikeApiKey } from '../domain/api-keys.ts'
 import type { EnergyApp } from '../energy-app.ts'
 import { DetailError } from '../errors.ts'
-import { type ApiKeyRecord, findApiKeyByDigest, touchApiKey } from '../repositories/api-keys.ts'
+import { type ApiKeyRecord, touchApiKey } from '../repositories/api-keys.ts'
 import { keyErrorResponses, TWO_CREDENTIALS } from '../schemas/errors.ts'
 
 /**
@@ -104,45 +98,8 @@ export function routeAuth(request: FastifyRequest): RouteAuth | undefined {
   return 'key'
 }
 
-const REALM = 'realm="energy-data"'
-
 /** The request headers a keyed answer depends on. */
 const CREDENTIAL_HEADERS = 'x-api-key, Authorization'
-
-/** 401 with the challenge of the scheme that failed, or of every scheme the service accepts. */
-const unauthorized = (detail: string, challenge = 'APIKey') =>
-  new DetailError(401, detail, { headers: { 'www-authenticate': challenge } })
-
-async function authenticate(db: Kysely<EnergyDatabase>, value: string): Promise<ApiKeyRecord> {
-  // Lookup by digest: the stored value is never compared with the clear key, so timing tells nothing.
-  const key = looksLikeApiKey(value) ? await findApiKeyByDigest(db, digestApiKey(value)) : undefined
-  if (!key) throw unauthorized('Invalid API key')
-  if (key.revoked_at) throw unauthorized('API key revoked')
-  if (key.expires_at && key.expires_at.getTime() <= Date.now()) throw unauthorized('API key expired')
-  return key
-}
-
-/** An active access token (RFC 6750 3.1 challenges), or why not. */
-async function authenticateBearer(tokens: TokenIntrospector | undefined, value: string): Promise<BearerToken> {
-  if (!tokens) throw unauthorized('Bearer tokens are not accepted here: use x-api-key')
-  let token: BearerToken | undefined
-  try {
-    token = await tokens.check(value)
-  } catch (error) {
-    if (!(error instanceof AuthorizationServerUnreachable)) throw error
-    throw new DetailError(503, 'The OAuth server cannot be reached to check the token; retry later', {
-      headers: { 'retry-after': '5' },
-      cause: error,
-    })
-  }
-  if (!token) {
-    throw unauthorized(
-      'Invalid access token',
-      `Bearer ${REALM}, error="invalid_token", error_description="The access token is expired, revoked or unknown"`,
-    )
-  }
-  return token
-}
 
 type Credential = { scheme: 'key' | 'bearer'; value: string }
 

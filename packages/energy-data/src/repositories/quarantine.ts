@@ -64,10 +64,11 @@ export async function replayQuarantine(pool: pg.Pool, ids: readonly number[] | '
       ...(datalogger(r.source) ? { datalogger: datalogger(r.source) } : {}),
       ...(r.record_index === null ? {} : { onlyRecord: r.record_index }),
     }))
-    const result = await takeMessages(client, messages)
+    // marked first: what is refused again is kept again, as a row of its own
     await client.query('update quarantine set replayed_at = now() where id = any($1::bigint[])', [
       rows.map((r) => r.id),
     ])
+    const result = await takeMessages(client, messages)
     return { ...result, replayed: rows.length }
   })
 }

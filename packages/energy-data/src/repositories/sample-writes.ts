@@ -6,6 +6,7 @@ import { type Intake, type LiveMessage, type MeterFacts, type RefusalCode, readM
 import { QUARTER_MS } from '../domain/time.ts'
 import { measurementsWritten } from './measurement-writes.ts'
 import { METER_QUARTER_VALUE } from './meter-value.ts'
+import { ROLLUP_LOCK } from './rollups.ts'
 
 /**
  * Live samples into quarter hours: the samples a batch of messages gives are stored once each
@@ -110,25 +111,22 @@ async function foldQuarters(client: pg.PoolClient, meterIds: number[], quarters:
   }
 }
 
-/** Stores the samples not stored yet; the quarter hours to fold again (those of the next register readings too). */
+/**
+ * Stores the samples not stored yet, then, under the write lock, the quarter hours to fold again:
+ * those of the new samples and of the register readings following a new register reading (its
+ * increment changed). Taken after the lock, so a writer that committed meanwhile is seen.
+ */
 async function storeSamples(
   client: pg.PoolClient,
   intake: Intake['samples'],
 ): Promise<{ stored: number; touched: Map<string, { meterId: number; quarterMs: number }> }> {
   const touched = new Map<string, { meterId: number; quarterMs: number }>()
   if (intake.length === 0) return { stored: 0, touched }
-  const { rows } = await client.query<{ meter_id: number; at: Date; next_at: Date | null }>(
-    `with new as (
-       insert into meter_samples (meter_id, at, reading, value)
-       select * from unnest($1::int[], $2::timestamptz[], $3::text[], $4::float8[])
-       on conflict do nothing
-       returning meter_id, at, reading
-     )
-     select n.meter_id, n.at,
-       case when n.reading = 'register' then (
-         select min(p.at) from meter_samples p where p.meter_id = n.meter_id and p.reading = 'register' and p.at > n.at
-       ) end as next_at
-     from new n`,
+  const { rows } = await client.query<{ meter_id: number; at: Date; reading: string }>(
+    `insert into meter_samples (meter_id, at, reading, value)
+     select * from unnest($1::int[], $2::timestamptz[], $3::text[], $4::float8[])
+     on conflict do nothing
+     returning meter_id, at, reading`,
     [
       intake.map((s) => s.meterId),
       intake.map((s) => new Date(s.timeMs)),
@@ -136,14 +134,25 @@ async function storeSamples(
       intake.map((s) => s.value),
     ],
   )
+  if (rows.length === 0) return { stored: 0, touched }
+  // two writers folding one quarter hour: each folds after the other's samples are committed
+  await client.query('select pg_advisory_xact_lock($1)', [ROLLUP_LOCK])
   const touch = (meterId: number, at: Date) => {
     const quarterMs = Math.floor(at.getTime() / QUARTER_MS) * QUARTER_MS
     touched.set(`${meterId}:${quarterMs}`, { meterId, quarterMs })
   }
-  for (const row of rows) {
-    touch(row.meter_id, row.at)
+  for (const row of rows) touch(row.meter_id, row.at)
+  const registers = rows.filter((r) => r.reading === 'register')
+  if (registers.length > 0) {
     // a late register reading changes the increment of the one after it
-    if (row.next_at) touch(row.meter_id, row.next_at)
+    const next = await client.query<{ meter_id: number; next_at: Date | null }>(
+      `select n.meter_id, (
+         select min(p.at) from meter_samples p where p.meter_id = n.meter_id and p.reading = 'register' and p.at > n.at
+       ) as next_at
+       from unnest($1::int[], $2::timestamptz[]) as n(meter_id, at)`,
+      [registers.map((r) => r.meter_id), registers.map((r) => r.at)],
+    )
+    for (const row of next.rows) if (row.next_at) touch(row.meter_id, row.next_at)
   }
   return { stored: rows.length, touched }
 }
@@ -174,7 +183,8 @@ export async function takeMessages(
   if (quarantine.length > 0) {
     await client.query(
       `insert into quarantine (received_at, source, code, reason, record_index, payload)
-       select * from unnest($1::timestamptz[], $2::text[], $3::text[], $4::text[], $5::int[], $6::text[])`,
+       select * from unnest($1::timestamptz[], $2::text[], $3::text[], $4::text[], $5::int[], $6::text[])
+       on conflict (payload_digest, (coalesce(record_index, -1)), source) where replayed_at is null do nothing`,
       [
         quarantine.map((q) => new Date(q.message.receivedMs)),
         quarantine.map((q) => q.message.source),

@@ -6,6 +6,8 @@
 import { browserAvailable, launchChromium, screenshot } from '@campus/shared/testing'
 import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { takeMessages } from '../../src/repositories/sample-writes.ts'
+import { inTransaction } from '../../src/repositories/transaction.ts'
 import { END, views } from '../fixtures/views.ts'
 import { type Harness, startHarness } from '../harness.ts'
 
@@ -58,6 +60,14 @@ function readCharts(): Drawn[] {
     const ticks = chart.scales.x.ticks.map((t) => String(t.label)).filter((label) => label !== '')
     return { name: canvas.dataset.chart ?? '', legend, ticks }
   })
+}
+
+/** The last x label of the PV chart, and whether the page is still the one first loaded. */
+function pvChartEnd(): { label: string; sameDocument: boolean } {
+  const page = globalThis as unknown as PageGlobals & { firstLoad?: boolean }
+  const canvas = [...page.document.querySelectorAll('canvas[data-chart="fotovoltaico"]')][0] as CanvasLike
+  const chart = page.Chart?.getChart(canvas) as unknown as { data: { labels: unknown[] } }
+  return { label: JSON.stringify(chart.data.labels.at(-1)), sameDocument: page.firstLoad === true }
 }
 
 /** Whether Chart.js has drawn every canvas of the page. */
@@ -119,6 +129,33 @@ describe.skipIf(!browserAvailable())('the dashboard in Chromium', () => {
       expect(chart.ticks, chart.name).toEqual(['22/10', '23/10', '24/10', '25/10', '26/10', '27/10'])
     }
     await screenshot(page, 'energy-dashboard-en')
+    await page.close()
+  })
+
+  it('draws a new quarter hour without a reload: conditional polling of each chart', async () => {
+    const base = serve(END + 10 * 60_000)
+    const page = await open(base, 'en')
+    await page.evaluate(() => {
+      ;(globalThis as { firstLoad?: boolean }).firstLoad = true
+    })
+    const before = await page.evaluate(pvChartEnd)
+    // a datalogger's reading of PV inverter 861 in the next quarter hour, through the one write path
+    const pack = JSON.stringify([{ n: 'urn:campus:meter:861', t: END / 1000 + 60, v: 12.5, u: 'kW' }])
+    await inTransaction(h.database.pool, (client) =>
+      takeMessages(client, [{ source: 'test', payload: pack, receivedMs: END + 120_000 }]),
+    )
+    const written = Date.now()
+    await page.waitForFunction((label) => {
+      const page = globalThis as unknown as { document: { querySelectorAll(s: string): Iterable<unknown> } }
+      const chart = (
+        globalThis as unknown as { Chart: { getChart(c: unknown): { data: { labels: unknown[] } } } }
+      ).Chart.getChart([...page.document.querySelectorAll('canvas[data-chart="fotovoltaico"]')][0])
+      return JSON.stringify(chart.data.labels.at(-1)) !== label
+    }, before.label)
+    const after = await page.evaluate(pvChartEnd)
+    expect(after.sameDocument).toBe(true)
+    expect(after.label).not.toBe(before.label)
+    process.stdout.write(`dashboard: the new quarter hour drawn ${Date.now() - written} ms after it was written\n`)
     await page.close()
   })
 

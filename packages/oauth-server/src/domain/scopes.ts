@@ -2,9 +2,19 @@
  * Scopes that guard something real (GitLab's names and meanings, and the data API's).
  * `api`: everything, read and write; `read_api`: every read route; `read_user`: reading users;
  * `openid` (+ `profile`, `email`): an id_token and /oauth/userinfo (OpenID Connect);
- * `read_energy`: every read endpoint of the energy data API, which introspects the token here.
+ * `read_energy`: every read endpoint of the energy data API, which introspects the token here;
+ * `write_energy`: writing measurements to its ingest service (a gateway, by client credentials).
  */
-export const SCOPES = ['api', 'read_api', 'read_user', 'openid', 'profile', 'email', 'read_energy'] as const
+export const SCOPES = [
+  'api',
+  'read_api',
+  'read_user',
+  'openid',
+  'profile',
+  'email',
+  'read_energy',
+  'write_energy',
+] as const
 export type Scope = (typeof SCOPES)[number]
 
 export const SCOPE_DESCRIPTIONS: Record<Scope, string> = {
@@ -15,6 +25,7 @@ export const SCOPE_DESCRIPTIONS: Record<Scope, string> = {
   profile: 'Your name and username, in the sign-in token.',
   email: 'Your email address, in the sign-in token.',
   read_energy: 'Read the energy data API: measurements, meters and their metadata, charts and reports.',
+  write_energy: 'Write measurements to the energy data (its ingest service), as a datalogger gateway does.',
 }
 
 /** GitLab's default scope (Gitlab::Auth::DEFAULT_SCOPES, Doorkeeper's default_scopes). */

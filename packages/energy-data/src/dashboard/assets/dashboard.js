@@ -3,6 +3,10 @@
 // With an OAuth server configured (the `.account` section names it), signs people in by
 // authorization code + PKCE (RFC 7636, S256): this page is the redirect URI; the state, the
 // verifier and the token live in sessionStorage only, and the code leaves the address at once.
+// Live: every POLL_MS the page asks for each chart again with its ETag (conditional polling: an
+// unchanged chart costs a 304 and no redraw; a new quarter hour redraws it in place). Polling
+// rather than server-sent events: the charts are already cacheable answers with ETags, so a proxy
+// or CDN keeps serving them, and no connection stays open per viewer.
 ;(() => {
   const lang = document.documentElement.lang === 'en' ? 'en' : 'it'
   const text = {
@@ -97,19 +101,43 @@
     return (await response.json()).user ?? ''
   }
 
-  async function draw(canvas, token) {
+  const POLL_MS = 8000
+  const drawn = new Map()
+
+  async function fetchChart(canvas, token, etag) {
+    const headers = { accept: 'application/json' }
+    if (token) headers.authorization = `Bearer ${token}`
+    if (etag) headers['if-none-match'] = etag
     const name = canvas.dataset.chart
+    return fetch(`/chart/${encodeURIComponent(name)}?lang=${lang}`, { headers, cache: 'no-store' })
+  }
+
+  async function draw(canvas, token) {
     const status = canvas.closest('figure')?.querySelector('.status')
     try {
-      const headers = { accept: 'application/json' }
-      if (token) headers.authorization = `Bearer ${token}`
-      const response = await fetch(`/chart/${encodeURIComponent(name)}?lang=${lang}`, { headers })
+      const response = await fetchChart(canvas, token)
       if (!response.ok) throw new Error(`HTTP ${response.status}`)
       const config = await response.json()
-      new window.Chart(canvas, config)
+      drawn.set(canvas, { chart: new window.Chart(canvas, config), etag: response.headers.get('etag') })
       if (status) status.textContent = ''
     } catch (error) {
       if (status) status.textContent = `${t('failed')} (${error.message})`
+    }
+  }
+
+  /** A chart asked for again: drawn anew in place when its answer changed (a new quarter hour). */
+  async function refresh(canvas, token) {
+    const known = drawn.get(canvas)
+    if (!known) return draw(canvas, token)
+    try {
+      const response = await fetchChart(canvas, token, known.etag)
+      if (response.status !== 200) return
+      const config = await response.json()
+      known.chart.data = config.data
+      known.chart.update('none')
+      known.etag = response.headers.get('etag')
+    } catch {
+      // offline for a moment: the next poll tries again
     }
   }
 
@@ -138,7 +166,12 @@
         who.textContent = `${t('signInFailed')}: ${error.message}`
       }
     }
-    for (const canvas of document.querySelectorAll('canvas[data-chart]')) draw(canvas, token)
+    const canvases = [...document.querySelectorAll('canvas[data-chart]')]
+    for (const canvas of canvases) draw(canvas, token)
+    setInterval(() => {
+      if (document.hidden) return
+      for (const canvas of canvases) refresh(canvas, token)
+    }, POLL_MS)
   }
 
   start()
