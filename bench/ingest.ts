@@ -44,6 +44,9 @@ async function main() {
         MQTT_URL,
         MQTT_CLIENT_ID: `bench-${run}`,
         MQTT_SHARE_GROUP: `bench${run}`,
+        // a topic root of its own: nothing else on the broker reaches this database
+        MQTT_TOPIC_ROOT: `bench-${run}`,
+        ...(process.env.BENCH_CONNECTIONS ? { MQTT_CONNECTIONS: process.env.BENCH_CONNECTIONS } : {}),
         LOG_LEVEL: 'warn',
         MIGRATE_ON_START: 'false',
       },
@@ -67,7 +70,7 @@ async function main() {
       )
     }
     const started = performance.now()
-    await Promise.all(packs.map((p) => publisher.publishAsync(senmlTopic('DL-CF-01'), p, { qos: 1 })))
+    await Promise.all(packs.map((p) => publisher.publishAsync(senmlTopic('DL-CF-01', `bench-${run}`), p, { qos: 1 })))
     while ((await count('meter_id in (910, 911, 912)')) < SAMPLES) await new Promise((r) => setTimeout(r, 20))
     const ingestSeconds = (performance.now() - started) / 1000
     const perSecond = SAMPLES / ingestSeconds
@@ -118,7 +121,7 @@ async function main() {
         v: 40 + j / 10,
       }))
       sentAt.push(performance.now())
-      void publisher.publishAsync(senmlTopic('DL-EC-01'), JSON.stringify(records), { qos: 1 })
+      void publisher.publishAsync(senmlTopic('DL-EC-01', `bench-${run}`), JSON.stringify(records), { qos: 1 })
     }
     sending = false
     await poll

@@ -15,6 +15,7 @@ import { type Database, readMigrations, registerPlatform, serverOptions } from '
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify'
 import Type from 'typebox'
+import { quarantineWhole, unavailable } from './failures.ts'
 import type { IngestMetrics } from './metrics.ts'
 import { ingestService } from './service.ts'
 
@@ -147,9 +148,19 @@ export async function buildIngestApp(options: IngestAppOptions): Promise<Fastify
         )
       } catch (error) {
         request.log.warn({ err: error }, 'the database could not take the pack')
-        throw new DetailError(503, 'The measurements could not be written now; send the pack again', {
-          headers: { 'Retry-After': '5' },
+        if (unavailable(error)) {
+          throw new DetailError(503, 'The measurements could not be written now; send the pack again', {
+            headers: { 'Retry-After': '5' },
+          })
+        }
+        // refused for what it holds: kept whole, never sent again in vain
+        await quarantineWhole(options.database.pool, message, error).catch(() => {
+          throw new DetailError(503, 'The measurements could not be written now; send the pack again', {
+            headers: { 'Retry-After': '5' },
+          })
         })
+        options.metrics.quarantined.inc({ code: 'not_written' })
+        throw new DetailError(422, 'The pack could not be written (kept in the quarantine)')
       }
       options.metrics.samples.inc(result.samples)
       options.metrics.duplicates.inc(result.duplicates)

@@ -1,7 +1,7 @@
 import { OAuthResourceConfig } from '@campus/energy-data/live'
 import { CommonConfig, DatabaseUrl, loadConfig, Port } from '@campus/shared'
 import Type, { type Static } from 'typebox'
-import { ingestService } from './service.ts'
+import { ingestService, TOPIC_ROOT } from './service.ts'
 
 const IngestConfigSchema = Type.Object({
   ...CommonConfig,
@@ -28,6 +28,12 @@ const IngestConfigSchema = Type.Object({
     pattern: '^[A-Za-z0-9_-]+$',
     description: 'Shared-subscription group: instances in one group split the stream',
   }),
+  MQTT_TOPIC_ROOT: Type.String({
+    default: TOPIC_ROOT,
+    pattern: '^[A-Za-z0-9_.-]+$',
+    description:
+      'First level of the dataloggers\u2019 topics: <root>/<datalogger id>/senml (a broker shared by several sites)',
+  }),
   MQTT_SHARED: Type.Boolean({
     default: true,
     description:
@@ -45,8 +51,16 @@ const IngestConfigSchema = Type.Object({
   }),
   INGEST_BATCH_MS: Type.Integer({
     minimum: 0,
-    default: 25,
-    description: 'How long a batch waits for more messages before it is written',
+    default: 0,
+    description:
+      'How long a batch waits for more messages before it is written (0: none; messages arriving during a write form the next batch)',
+  }),
+  MQTT_CONNECTIONS: Type.Integer({
+    minimum: 1,
+    maximum: 32,
+    default: 8,
+    description:
+      'Connections of this instance in its shared-subscription group: each takes one message at a time, acknowledged after its commit, so several keep the writer busy (1 without a shared subscription)',
   }),
   INGEST_MAX_FUTURE_SECONDS: Type.Integer({
     minimum: 0,

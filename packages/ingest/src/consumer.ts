@@ -1,6 +1,6 @@
 import { hostname } from 'node:os'
 import mqtt, { type IConnackPacket, type MqttClient } from 'mqtt'
-import { DATALOGGER_OF_TOPIC, SENML_TOPICS } from './service.ts'
+import { DATALOGGER_OF_TOPIC, senmlTopics } from './service.ts'
 import type { BatchWriter } from './writer.ts'
 
 export interface ConsumerOptions {
@@ -9,13 +9,15 @@ export interface ConsumerOptions {
   /** The shared-subscription group; undefined: a plain subscription (one instance). */
   shareGroup: string | undefined
   sessionSeconds: number
+  /** The first level of the dataloggers' topics (MQTT_TOPIC_ROOT). */
+  topicRoot: string
   writer: BatchWriter
   onMessage: () => void
   log: { info: (o: object, m: string) => void; warn: (o: object, m: string) => void }
 }
 
 /** Stable across restarts of one instance (its persistent session), distinct between instances on one host. */
-export const defaultClientId = (port: number): string => `ingest-${hostname()}-${port}`.slice(0, 23)
+export const defaultClientId = (port: number): string => `ingest-${hostname()}-${port}`.slice(0, 20)
 
 /**
  * The subscriber: MQTT 5, QoS 1, a persistent session (clean start off, a session expiry), on a
@@ -82,7 +84,8 @@ export async function startConsumer(options: ConsumerOptions): Promise<{ client:
     options.shareGroup !== undefined &&
     version === 5 &&
     connection.connack.properties?.sharedSubscriptionAvailable !== false
-  const filter = shared ? `$share/${options.shareGroup}/${SENML_TOPICS}` : SENML_TOPICS
+  const topics = senmlTopics(options.topicRoot)
+  const filter = shared ? `$share/${options.shareGroup}/${topics}` : topics
   const subscribe = async () => {
     await client.subscribeAsync(filter, { qos: 1 })
     options.log.info({ filter, clientId: options.clientId }, 'subscribed')

@@ -36,20 +36,35 @@ runMain(async () => {
         log: app.log,
       })
       const held = writer
-      const { client, shared } = await startConsumer({
-        url: config.MQTT_URL,
-        clientId: config.MQTT_CLIENT_ID ?? defaultClientId(config.INGEST_PORT),
-        shareGroup: config.MQTT_SHARED ? config.MQTT_SHARE_GROUP : undefined,
-        sessionSeconds: config.MQTT_SESSION_SECONDS,
-        writer: held,
-        onMessage: () => metrics.messages.inc({ transport: 'mqtt' }),
-        log: app.log,
-      })
-      app.log.info({ broker: config.MQTT_URL, shared }, 'taking measurements from the broker')
+      const consumer = (clientId: string) =>
+        startConsumer({
+          url: config.MQTT_URL as string,
+          clientId,
+          shareGroup: config.MQTT_SHARED ? config.MQTT_SHARE_GROUP : undefined,
+          sessionSeconds: config.MQTT_SESSION_SECONDS,
+          topicRoot: config.MQTT_TOPIC_ROOT,
+          writer: held,
+          onMessage: () => metrics.messages.inc({ transport: 'mqtt' }),
+          log: app.log,
+        })
+      const clientId = config.MQTT_CLIENT_ID ?? defaultClientId(config.INGEST_PORT)
+      const first = await consumer(clientId)
+      const { shared } = first
+      // more connections in the group only where the stream is shared (a plain subscription would count twice)
+      const more = shared
+        ? await Promise.all(
+            Array.from({ length: config.MQTT_CONNECTIONS - 1 }, (_, i) => consumer(`${clientId}-${i + 2}`)),
+          )
+        : []
+      const clients = [first, ...more].map((c) => c.client)
+      app.log.info(
+        { broker: config.MQTT_URL, shared, connections: clients.length },
+        'taking measurements from the broker',
+      )
       // SIGTERM: stop taking messages, write and acknowledge those held, then leave the session to the broker
       app.addHook('preClose', async () => {
         await held.drain()
-        await client.endAsync()
+        await Promise.all(clients.map((c) => c.endAsync()))
       })
       return app
     },

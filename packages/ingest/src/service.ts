@@ -20,7 +20,10 @@ export const ingestService: ServiceDescriptor = {
   nodeOptions: ['--max-old-space-size=192'],
 }
 
+/** The first level of every datalogger's topic, unless MQTT_TOPIC_ROOT says otherwise. */
+export const TOPIC_ROOT = 'campus'
+
 /** The topic a datalogger publishes its SenML packs on, and the filter of all of them. */
-export const senmlTopic = (datalogger: string): string => `campus/${datalogger}/senml`
-export const SENML_TOPICS = 'campus/+/senml'
-export const DATALOGGER_OF_TOPIC = /^campus\/([^/+#]+)\/senml$/
+export const senmlTopic = (datalogger: string, root = TOPIC_ROOT): string => `${root}/${datalogger}/senml`
+export const senmlTopics = (root = TOPIC_ROOT): string => `${root}/+/senml`
+export const DATALOGGER_OF_TOPIC = /^[^/]+\/([^/+#]+)\/senml$/

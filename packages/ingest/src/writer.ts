@@ -1,5 +1,6 @@
 import { type BatchResult, inTransaction, type LiveMessage, takeMessages } from '@campus/energy-data/live'
 import type pg from 'pg'
+import { quarantineWhole, unavailable } from './failures.ts'
 import type { IngestMetrics } from './metrics.ts'
 
 export interface WriterOptions {
@@ -13,15 +14,6 @@ export interface WriterOptions {
 interface Pending {
   message: LiveMessage
   done: () => void
-}
-
-/** SQLSTATE classes of a database that cannot be reached or is going away: wait and write again. */
-const UNAVAILABLE = /^(08|53|57)/
-
-const unavailable = (error: unknown): boolean => {
-  const code = (error as { code?: unknown }).code
-  // a connection refused or reset has no SQLSTATE: node's errno codes
-  return typeof code !== 'string' || UNAVAILABLE.test(code) || /^E[A-Z]+$/.test(code)
 }
 
 /**
@@ -52,6 +44,7 @@ export class BatchWriter {
     if (!this.accepting) return
     this.queue.push({ message, done })
     if (this.queue.length >= this.options.batchMessages) this.kick()
+    // batchMs 0: the next turn of the event loop; messages arriving while a batch is written form the next one
     else if (!this.timer) this.timer = setTimeout(() => this.kick(), this.options.batchMs)
   }
 
@@ -106,28 +99,13 @@ export class BatchWriter {
     } catch (error) {
       if (unavailable(error) || batch.length === 1) {
         if (unavailable(error)) throw error
-        await this.quarantineWhole(batch[0]!.message, error)
+        await quarantineWhole(this.pool, batch[0]!.message, error)
+        this.options.metrics.quarantined.inc({ code: 'not_written' })
         return
       }
       // one message of the batch is refused by the database: find it, write the others
       for (const p of batch) await this.write([p])
     }
-  }
-
-  private async quarantineWhole(message: LiveMessage, error: unknown): Promise<void> {
-    const code = (error as { code?: string }).code ?? 'unknown'
-    await this.pool.query(
-      `insert into quarantine (received_at, source, code, reason, record_index, payload)
-       values ($1, $2, 'not_written', $3, null, $4)
-       on conflict (payload_digest, (coalesce(record_index, -1)), source) where replayed_at is null do nothing`,
-      [
-        new Date(message.receivedMs),
-        message.source,
-        `the database refused the message (SQLSTATE ${code})`,
-        message.payload,
-      ],
-    )
-    this.options.metrics.quarantined.inc({ code: 'not_written' })
   }
 
   private count(result: BatchResult): void {

@@ -15,6 +15,7 @@ import {
   quarterStats,
   startIngest,
   storedQuarters,
+  testTopicRoot,
 } from './support.ts'
 
 const { database, writeKey, readKey } = await ingestDatabase()
@@ -188,6 +189,25 @@ describe('the quarantine', () => {
   const energy = (args: string[]) =>
     runServiceCommand(energyService, args, { env: { ENERGY_DATABASE_URL: database.url, MIGRATE_ON_START: 'false' } })
 
+  it('refuses a reading after the meter was removed, a time outside the calendar, and a pack the database refuses', async () => {
+    await database.pool.query('update meters set date_to = $1 where id = 863', [new Date(BASE)])
+    const late = await post(ingest, JSON.stringify([{ n: 'urn:campus:meter:863', t: BASE / 1000 + 60, v: 3 }]))
+    expect(late.json().refused).toMatchObject([{ index: 0, code: 'after_removal' }])
+    const absurd = await post(ingest, JSON.stringify([{ n: 'urn:campus:meter:900', t: 1e13, v: 3 }]))
+    expect(absurd.json().refused).toMatchObject([{ index: 0, code: 'bad_record' }])
+    // two readings whose sum overflows a double: the database refuses the quarter hour; the pack is kept whole
+    const t = (BASE - 5 * QUARTER) / 1000
+    const overflow = JSON.stringify([
+      { n: 'urn:campus:meter:900', t, v: 1.7e308 },
+      { n: 'urn:campus:meter:900', t: t + 1, v: 1.7e308 },
+    ])
+    const refused = await post(ingest, overflow)
+    expect(refused.statusCode).toBe(422)
+    const kept = await database.pool.query('select code, record_index from quarantine where payload = $1', [overflow])
+    expect(kept.rows).toEqual([{ code: 'not_written', record_index: null }])
+    expect(await count('meter_samples', `meter_id = 900 and at < '${new Date(BASE).toISOString()}'`)).toBe(0)
+  })
+
   it('keeps a refusal once when the same message comes again, lists it, and takes it when replayed once fixed', async () => {
     // meter 931 (irradiance) was installed in 2015: a reading of 2012 is refused
     const t = Date.parse('2012-06-01T10:00:00Z') / 1000
@@ -242,10 +262,11 @@ describe.each(brokers)('over MQTT: %s', (name, start) => {
   const run = `${process.pid}-${name.length}`
   it('takes every sample once whatever the order and redeliveries, and quarantines the garbage between', async () => {
     const broker = await start()
-    const instances = [await startIngest(database, { url: broker.url, clientId: `t-a-${run}`, group: `g${run}` })]
+    const root = testTopicRoot(`${name.length}`)
+    const instances = [await startIngest(database, { url: broker.url, clientId: `t-a-${run}`, group: `g${run}`, root })]
     // two instances split the stream where the broker shares a subscription
     if (instances[0]!.shared) {
-      instances.push(await startIngest(database, { url: broker.url, clientId: `t-b-${run}`, group: `g${run}` }))
+      instances.push(await startIngest(database, { url: broker.url, clientId: `t-b-${run}`, group: `g${run}`, root }))
     }
     const publisher = await mqtt.connectAsync(broker.url, { clientId: `t-pub-${run}` })
     try {
@@ -257,14 +278,31 @@ describe.each(brokers)('over MQTT: %s', (name, start) => {
       const packs: string[] = []
       const order = shuffle([...records, ...records.slice(0, 150)])
       for (let k = 0; k < order.length; k += 30) packs.push(JSON.stringify(order.slice(k, k + 30)))
-      packs.splice(3, 0, 'garbage {', '[{"n":"urn:campus:meter:860","v":1}]')
-      for (const p of packs) await publisher.publishAsync(senmlTopic('DL-CF-01'), p, { qos: 1 })
+      // garbage, a meter of another datalogger, and a pack the database refuses (its sum overflows a double)
+      const overflow = JSON.stringify(
+        [0, 1].map((i) => ({ n: `urn:campus:meter:${meter}`, t: (t0 - 96 * QUARTER) / 1000 + i, v: 1.7e308 })),
+      )
+      // each broker's garbage its own (the same payload from the same topic is kept once)
+      const garbage = [`garbage { ${name}`, JSON.stringify([{ n: 'urn:campus:meter:860', v: 1, t: meter }]), overflow]
+      packs.splice(3, 0, ...garbage)
+      for (const p of packs) await publisher.publishAsync(senmlTopic('DL-CF-01', root), p, { qos: 1 })
       const samples = () => count('meter_samples', `meter_id = ${meter}`)
       await eventually(async () => (await samples()) === 600, `600 samples of meter ${meter} (${name})`)
-      const quarantined = await database.pool.query(
-        "select code from quarantine where source = 'mqtt:campus/DL-CF-01/senml' order by id",
+      const quarantined = await database.pool.query('select code from quarantine where source = $1 order by id', [
+        `mqtt:${senmlTopic('DL-CF-01', root)}`,
+      ])
+      expect(quarantined.rows.length).toBeGreaterThan(0)
+      await eventually(
+        async () => (await count('quarantine', `payload = '${overflow}'`)) === 1,
+        'the refused pack in the quarantine',
       )
-      expect(quarantined.rows.map((r) => r.code).slice(-2)).toEqual(['malformed_json', 'other_datalogger'])
+      const codes = (
+        await database.pool.query(`select code from quarantine where source = $2 and payload = any($1)`, [
+          garbage,
+          `mqtt:${senmlTopic('DL-CF-01', root)}`,
+        ])
+      ).rows.map((r) => r.code)
+      expect(codes.sort()).toEqual(['malformed_json', 'not_written', 'other_datalogger'])
       const expected = quarterStats(sent)
       const stored = await storedQuarters(database, [meter])
       for (const [key, want] of expected) {

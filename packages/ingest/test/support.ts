@@ -39,7 +39,7 @@ export interface Ingest {
 /** The ingest service in this process: its HTTP app, and its consumer when a broker is given. */
 export async function startIngest(
   database: TestDatabase<EnergyDatabase>,
-  broker?: { url: string; clientId: string; group?: string },
+  broker?: { url: string; clientId: string; group?: string; root: string },
 ): Promise<Ingest> {
   let writer: BatchWriter | undefined
   const metrics = ingestMetrics(() => writer?.held ?? 0)
@@ -58,6 +58,7 @@ export async function startIngest(
         clientId: broker.clientId,
         shareGroup: broker.group ?? 'ingest-test',
         sessionSeconds: 60,
+        topicRoot: broker.root,
         writer: held,
         onMessage: () => metrics.messages.inc({ transport: 'mqtt' }),
         log: { warn: () => undefined, info: () => undefined },
@@ -76,6 +77,9 @@ export async function startIngest(
     },
   }
 }
+
+/** A topic root of this test run's own: tests sharing one broker never see each other's packs. */
+export const testTopicRoot = (what: string): string => `test-${what}-${process.pid}`
 
 /** Waits until `check` holds (polling the database), or fails after `ms`. */
 export async function eventually(check: () => Promise<boolean>, what: string, ms = 20_000): Promise<void> {

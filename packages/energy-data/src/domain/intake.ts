@@ -123,6 +123,10 @@ export function readMessage(
       refuse('not_finite', 'the value is not finite in the meter unit')
       continue
     }
+    if (Number.isNaN(new Date(sample.timeMs).getTime())) {
+      refuse('bad_record', `t resolves to ${sample.timeMs / 1000} s, outside the calendar`)
+      continue
+    }
     const at = new Date(sample.timeMs).toISOString()
     if (meter.fromMs !== null && sample.timeMs < meter.fromMs) {
       refuse(

@@ -73,5 +73,5 @@ export async function replayQuarantine(pool: pg.Pool, ids: readonly number[] | '
   })
 }
 
-const TOPIC_SOURCE = /^mqtt:campus\/([^/]+)\/senml$/
+const TOPIC_SOURCE = /^mqtt:[^/]+\/([^/]+)\/senml$/
 const datalogger = (source: string): string | undefined => TOPIC_SOURCE.exec(source)?.[1]

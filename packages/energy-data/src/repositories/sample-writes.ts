@@ -122,9 +122,11 @@ async function storeSamples(
 ): Promise<{ stored: number; touched: Map<string, { meterId: number; quarterMs: number }> }> {
   const touched = new Map<string, { meterId: number; quarterMs: number }>()
   if (intake.length === 0) return { stored: 0, touched }
+  // in key order: two writers inserting the same samples wait for each other in one order, never in a cycle
   const { rows } = await client.query<{ meter_id: number; at: Date; reading: string }>(
     `insert into meter_samples (meter_id, at, reading, value)
-     select * from unnest($1::int[], $2::timestamptz[], $3::text[], $4::float8[])
+     select * from unnest($1::int[], $2::timestamptz[], $3::text[], $4::float8[]) as s(meter_id, at, reading, value)
+     order by meter_id, at
      on conflict do nothing
      returning meter_id, at, reading`,
     [
