@@ -243,7 +243,13 @@ runMain(async () => {
   }
   if (stopping) return
   // command lines that are clients of the services (pnpm demo, pnpm energy login/export) find them here
-  announceStack(config.DATA_DIR, serviceUrls(config))
+  const host = config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST
+  const announced = {
+    ...serviceUrls(config),
+    ingest: `http://${host}:${serviceEndpoints(ingestService, config).port}`,
+    mqtt: mqttUrl,
+  }
+  announceStack(config.DATA_DIR, announced)
 
   // The demo user, application and key, then the one block to copy from; the demo data is
   // seeded afterwards while the services already answer.
@@ -256,7 +262,7 @@ runMain(async () => {
   const byName = (name: string) => services.find((s) => s.name === name)!
   const details = await prepareDemo(config, (name, args) => command(byName(name), args, cliEnv(byName(name)), children))
   if (stopping) return
-  process.stdout.write(`\n${tryItBlock(config, details)}\nPress Ctrl-C to stop.\n\n`)
+  process.stdout.write(`\n${tryItBlock(config, details, announced)}\nPress Ctrl-C to stop.\n\n`)
 
   const energy = byName('energy')
   const seeded = await command(energy, ['demo'], cliEnv(energy), children)

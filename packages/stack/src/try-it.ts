@@ -78,14 +78,15 @@ export function serviceUrls(config: StackConfig): Record<string, string> {
 
 /**
  * Plain lines, no prefixes: made to be read and copied. `urls`: where the services answer (by
- * default where the configuration says; `pnpm demo` passes those the running stack announced).
+ * default where the configuration says; `pnpm demo` passes those the running stack announced),
+ * with the broker (`mqtt`) and the ingest service when live.
  */
 export function tryItBlock(
   config: StackConfig,
   details: DemoDetails,
   urls: Record<string, string> = serviceUrls(config),
 ): string {
-  const { oauth, energy } = urls
+  const { oauth, energy, ingest, mqtt } = urls
   const rows: Array<[string, string]> = [
     [
       'Sign in',
@@ -101,6 +102,9 @@ export function tryItBlock(
   if (details.energy) {
     rows.push(['API key', `${details.energy.key} (every endpoint)`])
     rows.push(['Try', `curl -H 'x-api-key: ${details.energy.key}' '${energy}/data/pv?aggregation=1%20h'`])
+  }
+  if (mqtt && ingest) {
+    rows.push(['Live', `${mqtt} on campus/<datalogger>/senml (simulated dataloggers); POST ${ingest}/ingest/senml`])
   }
   const width = Math.max(...rows.map(([label]) => label.length)) + 2
   return [

@@ -1,6 +1,6 @@
 /**
  * `pnpm start` as a newcomer sees it, as a real process: a line per database while it opens, one
- * plain "Try it" block once both services answer (with a key that works at once), `pnpm demo`
+ * plain "Try it" block once the services answer (with a key that works at once, and the live line), `pnpm demo`
  * showing the same block again, `--help`, and Ctrl-C stopping everything.
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
@@ -30,6 +30,8 @@ beforeAll(async () => {
     ENERGY_DATABASE_URL: databases[1]!.url,
     OAUTH_PORT: String(await freePort()),
     ENERGY_PORT: String(await freePort()),
+    INGEST_PORT: String(await freePort()),
+    MQTT_PORT: String(await freePort()),
     DATA_DIR: mkdtempSync(join(tmpdir(), 'stack-start-')),
     HOST: '127.0.0.1',
   }
@@ -103,6 +105,11 @@ describe('pnpm start', () => {
       }
       expect(block).toContain(`${oauth}/docs`)
       expect(block).toContain(`${energy}/docs`)
+      // live: the embedded broker and the ingest service, ready
+      const ingest = `http://127.0.0.1:${env.INGEST_PORT}`
+      expect(block).toContain(`mqtt://127.0.0.1:${env.MQTT_PORT} on campus/<datalogger>/senml`)
+      expect(block).toContain(`POST ${ingest}/ingest/senml`)
+      expect((await fetch(`${ingest}/health/ready`)).status).toBe(200)
       const key = /API key +(edk_\S+)/.exec(block)?.[1]
       expect(key).toBeTruthy()
       // the key works while the demo data is still being seeded
@@ -129,7 +136,7 @@ describe('pnpm start', () => {
       expect(again.stdout.trim()).toBe(block.trim())
       expect(statSync(join(env.DATA_DIR!, 'demo.json')).mode & 0o777).toBe(0o600)
       // ...with the addresses the running stack announced, from a shell that does not know its ports
-      const { OAUTH_PORT: _o, ENERGY_PORT: _e, ...portless } = env
+      const { OAUTH_PORT: _o, ENERGY_PORT: _e, INGEST_PORT: _i, MQTT_PORT: _m, ...portless } = env
       const elsewhere = spawnSync(NODE[0]!, [...NODE.slice(1), src('demo.ts')], { env: portless, encoding: 'utf8' })
       expect(elsewhere.stdout.trim()).toBe(block.trim())
     } finally {
