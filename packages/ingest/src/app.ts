@@ -58,7 +58,7 @@ async function authorize(
   request: FastifyRequest,
   database: Database<EnergyDatabase>,
   tokens: TokenIntrospector | undefined,
-): Promise<string> {
+): Promise<{ name: string; keyId?: number }> {
   const header = request.headers['x-api-key']
   const key = typeof header === 'string' ? header.trim() : ''
   const authorization = request.headers.authorization ?? ''
@@ -66,7 +66,7 @@ async function authorize(
   if (!key && bearer) {
     const token = await authenticateBearer(tokens, bearer)
     if (!token.scopes.includes(WRITE_ENERGY)) throw new DetailError(403, `The token lacks the ${WRITE_ENERGY} scope`)
-    return `oauth:${token.clientId ?? '-'}`
+    return { name: `oauth:${token.clientId ?? '-'}` }
   }
   if (!key) {
     throw new DetailError(401, 'Missing API key (x-api-key) or access token (Authorization: Bearer)', {
@@ -77,8 +77,7 @@ async function authorize(
   if (!writeAllowed(record.endpoints, request.url.split('?')[0] ?? '')) {
     throw new DetailError(403, 'This API key may not write: it needs an endpoint pattern under /ingest/')
   }
-  await touchApiKey(database.db, record.id)
-  return `key:${record.name}`
+  return { name: `key:${record.name}`, keyId: record.id }
 }
 
 /** The ingest service's HTTP side: POST /ingest/senml for gateways without MQTT, probes, metrics, OpenAPI. */
@@ -125,6 +124,7 @@ export async function buildIngestApp(options: IngestAppOptions): Promise<Fastify
           'the others are written, all in one transaction. Needs an API key with a pattern under `/ingest/`, ' +
           'or an access token of the OAuth server with the `write_energy` scope.',
         security: [{ APIKeyHeader: [] }, { BearerToken: [] }],
+        consumes: SENML_TYPES,
         headers: Type.Object({
           'x-api-key': Type.Optional(Type.String()),
           authorization: Type.Optional(Type.String({ description: 'Bearer <access token with write_energy>' })),
@@ -140,7 +140,7 @@ export async function buildIngestApp(options: IngestAppOptions): Promise<Fastify
         throw new DetailError(415, `Unsupported Media Type: send ${SENML_TYPES.join(' or ')}`)
       }
       options.metrics.messages.inc({ transport: 'http' })
-      const message = { source: `http:${credential}`, payload: request.body, receivedMs: Date.now() }
+      const message = { source: `http:${credential.name}`, payload: request.body, receivedMs: Date.now() }
       let result: Awaited<ReturnType<typeof takeMessages>>
       try {
         result = await inTransaction(options.database.pool, (c) =>
@@ -166,6 +166,8 @@ export async function buildIngestApp(options: IngestAppOptions): Promise<Fastify
       options.metrics.duplicates.inc(result.duplicates)
       for (const r of result.refused) options.metrics.quarantined.inc({ code: r.code })
       const whole = result.refused.find((r) => r.index === null)
+      // the key's bookkeeping: a pack taken, as a read answered is at the data API
+      if (!whole && credential.keyId !== undefined) await touchApiKey(options.database.db, credential.keyId)
       if (whole) return reply.code(422).send({ detail: `${whole.reason} (kept in the quarantine)` })
       return {
         samples: result.samples,

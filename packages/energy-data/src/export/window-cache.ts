@@ -1,13 +1,15 @@
 /**
  * Answers of `/data` for windows wholly in the past, kept after the key check has passed (the
- * body, never the decision): a past quarter hour changes only when data is imported or seeded
- * for it, and every import and seed says so on `MEASUREMENTS_CHANNEL` in its own transaction.
+ * body, never the decision): a past quarter hour changes only when data is written for it (a seed,
+ * an import, a live sample late or on time), and every write says so on `MEASUREMENTS_CHANNEL` in
+ * its own transaction.
  * Each instance listens (LISTEN/NOTIFY, `listenForChanges` of shared) and drops the answers
  * whose window and table a change touches; before trusting a hit it makes sure it has heard
  * every change committed so far (one round trip on the listening connection, shared by the
  * requests that wait at the same time), so an import is visible at once on every instance.
  * Bounded in bytes (`ENERGY_CACHE_MB`) by lru-cache; nothing is cached while not listening.
  */
+import { randomUUID } from 'node:crypto'
 import { type ChangeListener, type ListeningPool, listenForChanges } from '@campus/shared'
 import { LRUCache } from 'lru-cache'
 import { decodeMeasurementsChange, MEASUREMENTS_CHANNEL } from '../repositories/measurement-changes.ts'
@@ -43,7 +45,19 @@ export interface WindowCacheOptions {
   pool?: ListeningPool | undefined
   /** The listening connection went away: caching is off until it is back. */
   lost?: (error: unknown) => void
+  /**
+   * Sends a notification on the channel (another connection than the listening one's): caching
+   * starts only once a probe sent so comes back, proof that changes reach this instance (a server
+   * that takes LISTEN but never delivers, as the embedded database's socket, gets no cache).
+   */
+  notify?: (payload: string) => Promise<void>
+  /** The probe did not come back in time: caching stays off. */
+  deaf?: () => void
 }
+
+/** How long the probe may take to come back before the channel is judged deaf. */
+const PROBE_MS = 2000
+const PROBE_PREFIX = 'probe:'
 
 export function createWindowCache(options: WindowCacheOptions): WindowCache {
   let generation = 0
@@ -66,8 +80,19 @@ export function createWindowCache(options: WindowCacheOptions): WindowCache {
   const drop = (touched: (answer: CachedAnswer) => boolean) => {
     for (const [key, answer] of answers.entries()) if (touched(answer)) answers.delete(key)
   }
+  let probe: string | undefined
+  let probeTimer: NodeJS.Timeout | undefined
   const listener: ChangeListener = listenForChanges(options.pool, MEASUREMENTS_CHANNEL, {
     changed: (payload) => {
+      if (payload.startsWith(PROBE_PREFIX)) {
+        // another instance's probe says nothing of the data; this one's opens the cache
+        if (payload === probe) {
+          probe = undefined
+          clearTimeout(probeTimer)
+          listening = true
+        }
+        return
+      }
       generation++
       const change = decodeMeasurementsChange(payload)
       if (!change) {
@@ -80,11 +105,23 @@ export function createWindowCache(options: WindowCacheOptions): WindowCache {
     listening: () => {
       generation++
       answers.clear()
-      listening = true
+      if (!options.notify) {
+        listening = true
+        return
+      }
+      const sent = `${PROBE_PREFIX}${randomUUID()}`
+      probe = sent
+      clearTimeout(probeTimer)
+      probeTimer = setTimeout(() => {
+        if (probe === sent) options.deaf?.()
+      }, PROBE_MS)
+      probeTimer.unref()
+      options.notify(sent).catch(() => undefined)
     },
     lost: (error) => {
       generation++
       listening = false
+      probe = undefined
       answers.clear()
       options.lost?.(error)
     },
@@ -107,6 +144,7 @@ export function createWindowCache(options: WindowCacheOptions): WindowCache {
     },
     async close() {
       listening = false
+      clearTimeout(probeTimer)
       answers.clear()
       await listener.close()
     },

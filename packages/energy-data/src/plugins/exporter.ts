@@ -1,8 +1,10 @@
+import { notifyChange } from '@campus/shared'
 import fp from 'fastify-plugin'
 import pg from 'pg'
 import type { EnergyApp } from '../energy-app.ts'
 import { createExporter } from '../export/export.ts'
 import { createWindowCache } from '../export/window-cache.ts'
+import { MEASUREMENTS_CHANNEL } from '../repositories/measurement-changes.ts'
 
 /**
  * Decorates `exporter`: one per process, so its concurrency gate counts every export of the
@@ -24,6 +26,8 @@ export const exporterPlugin = fp(
       maxBytes: settings.cacheBytes,
       pool: listening,
       lost: (error) => app.log.warn({ err: error }, 'data cache channel lost; caching off until it is back'),
+      notify: (payload) => notifyChange(pool, MEASUREMENTS_CHANNEL, payload),
+      deaf: () => app.log.warn('data cache: changes are not delivered on this database connection; nothing is cached'),
     })
     app.decorate(
       'exporter',

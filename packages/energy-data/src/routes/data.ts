@@ -114,8 +114,10 @@ export const dataRoutes = routePlugin('energy-data-routes', (app) => {
         summary: 'Per-meter quarter hours',
         description:
           "Each meter's bucket, ordered by time then meter, in the unit of the meter's `unit_id` " +
-          "(`/metadata/meters`): `avg_value` the mean of the bucket's quarter-hour values (an energy or water " +
-          "meter's is its `sum_value`, the quarter's amount), the others statistics of the samples. " +
+          '(`/metadata/meters`): at 15 minutes the statistics of the samples each quarter hour ' +
+          "received (an energy or water meter's: of its increments, `sum_value` its amount); in buckets of an " +
+          "hour or more `avg_value` is the mean of the quarter-hour values (an energy or water meter's is its " +
+          '`sum_value`), the others combine the statistics. ' +
           'Quarter hours tagged `ok` unless `tag` says otherwise. Buckets without any stored ' +
           'quarter hour are left out unless `fill=null`; `count_value` says how many samples a bucket holds, ' +
           "`coverage=true` how many of its quarter hours hold a row, `totals=true` adds the bucket's exact total.",
