@@ -35,6 +35,8 @@ export interface WindowCache {
   set(key: string, answer: CachedAnswer, generation: number): void
   /** Bytes held now (the sum of the bodies). */
   readonly bytes: number
+  /** Settles once the cache knows whether it may keep answers (listening and probed, or not). */
+  readonly settled: Promise<void>
   close(): Promise<void>
 }
 
@@ -68,6 +70,7 @@ export function createWindowCache(options: WindowCacheOptions): WindowCache {
       generation,
       set: () => {},
       bytes: 0,
+      settled: Promise.resolve(),
       close: async () => {},
     }
   }
@@ -82,6 +85,12 @@ export function createWindowCache(options: WindowCacheOptions): WindowCache {
   }
   let probe: string | undefined
   let probeTimer: NodeJS.Timeout | undefined
+  let settle: () => void = () => undefined
+  const settled = new Promise<void>((resolve) => {
+    settle = resolve
+    // never holds a start: a channel that neither answers nor fails is judged after this long
+    setTimeout(resolve, PROBE_MS * 2).unref()
+  })
   const listener: ChangeListener = listenForChanges(options.pool, MEASUREMENTS_CHANNEL, {
     changed: (payload) => {
       if (payload.startsWith(PROBE_PREFIX)) {
@@ -90,6 +99,7 @@ export function createWindowCache(options: WindowCacheOptions): WindowCache {
           probe = undefined
           clearTimeout(probeTimer)
           listening = true
+          settle()
         }
         return
       }
@@ -107,6 +117,7 @@ export function createWindowCache(options: WindowCacheOptions): WindowCache {
       answers.clear()
       if (!options.notify) {
         listening = true
+        settle()
         return
       }
       const sent = `${PROBE_PREFIX}${randomUUID()}`
@@ -114,6 +125,7 @@ export function createWindowCache(options: WindowCacheOptions): WindowCache {
       clearTimeout(probeTimer)
       probeTimer = setTimeout(() => {
         if (probe === sent) options.deaf?.()
+        settle()
       }, PROBE_MS)
       probeTimer.unref()
       options.notify(sent).catch(() => undefined)
@@ -124,6 +136,7 @@ export function createWindowCache(options: WindowCacheOptions): WindowCache {
       probe = undefined
       answers.clear()
       options.lost?.(error)
+      settle()
     },
   })
   return {
@@ -142,6 +155,7 @@ export function createWindowCache(options: WindowCacheOptions): WindowCache {
     get bytes() {
       return answers.calculatedSize
     },
+    settled,
     async close() {
       listening = false
       clearTimeout(probeTimer)

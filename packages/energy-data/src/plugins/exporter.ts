@@ -29,6 +29,8 @@ export const exporterPlugin = fp(
       notify: (payload) => notifyChange(pool, MEASUREMENTS_CHANNEL, payload),
       deaf: () => app.log.warn('data cache: changes are not delivered on this database connection; nothing is cached'),
     })
+    // ready once the cache knows whether changes reach it: an instance that answers caches or does not, never "not yet"
+    await cache.settled
     app.decorate(
       'exporter',
       createExporter({

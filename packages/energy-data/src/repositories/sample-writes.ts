@@ -5,7 +5,7 @@ import { KINDS } from '../catalogue/quantities.ts'
 import { type Intake, type LiveMessage, type MeterFacts, type RefusalCode, readMessage } from '../domain/intake.ts'
 import { QUARTER_MS } from '../domain/time.ts'
 import { measurementsWritten } from './measurement-writes.ts'
-import { METER_QUARTER_VALUE } from './meter-value.ts'
+import { writeMirrors } from './mirrors.ts'
 import { ROLLUP_LOCK } from './rollups.ts'
 
 /**
@@ -97,18 +97,7 @@ async function foldQuarters(client: pg.PoolClient, meterIds: number[], quarters:
        tag = excluded.tag`,
     [meterIds, quarters, amount, lo, hi],
   )
-  // the columns mirroring these meters: the meter's value where its quarter hour is `ok`, else none
-  for (const series of MIRRORS) {
-    const at = quarters.filter((_, i) => meterIds[i] === series.meter!.id)
-    if (at.length === 0) continue
-    await client.query(
-      `insert into ${series.group}_15m (time_15m, ${series.column})
-       select time_15m, case when tag = 'ok' then ${METER_QUARTER_VALUE} end from data_15m
-       where meter_id = $1 and time_15m = any($2::timestamptz[])
-       on conflict (time_15m) do update set ${series.column} = excluded.${series.column}`,
-      [series.meter!.id, at],
-    )
-  }
+  await writeMirrors(client, meterIds, quarters)
 }
 
 /**

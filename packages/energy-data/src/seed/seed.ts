@@ -3,6 +3,7 @@ import { GROUP_COLUMNS, GROUP_NAMES, MIRRORS, seriesNamed } from '../catalogue/g
 import { AMOUNT_METER_IDS, METERS, meterMetadata } from '../catalogue/meters.ts'
 import { DAY_MS, floorQuarter, QUARTER_MS } from '../domain/time.ts'
 import { measurementsWritten } from '../repositories/measurement-writes.ts'
+import { writeMirrorsBetween } from '../repositories/mirrors.ts'
 import { environmentAt, noise } from './environment.ts'
 import { DATALOGGERS, GROUP_STREAMS, meterSignal, signalsAt } from './estate.ts'
 
@@ -143,8 +144,6 @@ export async function seedEstate(pool: pg.Pool, options: SeedOptions): Promise<S
         const q = t / QUARTER_MS
         const signals = signalsAt(seed, q, environmentAt(seed, t))
         const day = Math.floor(q / 96)
-        // each meter's `ok` value this quarter hour: what the columns mirroring it hold
-        const okValues = new Map<number, number>()
         METERS.forEach((m, k) => {
           if (t < meterSince[k]!) return
           // a meter mirrored in a group table is read by that table's logger: its outages are the meter's too
@@ -177,7 +176,6 @@ export async function seedEstate(pool: pg.Pool, options: SeedOptions): Promise<S
           }
           const spread = samples === 0 ? 0 : Math.abs(value) * (0.02 + 0.06 * noise(seed, 9400 + stream, q))
           const quarterValue = round3(value)
-          if (label === 'ok') okValues.set(m.id, quarterValue)
           meter.t.push(t / 1000)
           meter.id.push(m.id)
           if (amounts[k]) {
@@ -202,10 +200,9 @@ export async function seedEstate(pool: pg.Pool, options: SeedOptions): Promise<S
           const target = wide.get(g)!
           target.t.push(t / 1000)
           GROUP_COLUMNS[g].forEach((c, i) => {
-            const mirrored = mirrorOf.get(g)![i]
-            if (mirrored !== undefined) {
-              // the same reading as the meter's: there where the meter's quarter hour is `ok`, else none
-              target.columns[i]!.push(okValues.get(mirrored) ?? null)
+            // a column mirroring a meter is written from the meter's rows afterwards (writeMirrorsBetween)
+            if (mirrorOf.get(g)![i] !== undefined) {
+              target.columns[i]!.push(null)
               return
             }
             // a single reading lost now and then
@@ -239,6 +236,8 @@ export async function seedEstate(pool: pg.Pool, options: SeedOptions): Promise<S
         )
         rows[`${g}_15m`] = (rows[`${g}_15m`] ?? 0) + target.t.length
       }
+      // the columns mirroring a meter, by the one mirror rule, from the meter rows just written
+      await writeMirrorsBetween(client, chunkStart, chunkEnd)
       // the rollups of these hours, and every instance told to drop its cached answers of them, when this commits
       await measurementsWritten(client, {
         tables: ['data_15m', ...GROUP_NAMES.map((g) => `${g}_15m`)],
