@@ -48,6 +48,7 @@ async function main() {
         MQTT_CLIENT_ID: `bench-${run}`,
         MQTT_SHARE_GROUP: `bench${run}`,
         MQTT_TOPIC_ROOT: root,
+        MQTT_SESSION_SECONDS: '60',
         ...(process.env.BENCH_CONNECTIONS ? { MQTT_CONNECTIONS: process.env.BENCH_CONNECTIONS } : {}),
         LOG_LEVEL: 'warn',
         MIGRATE_ON_START: 'false',

@@ -40,6 +40,8 @@ const launch = (env: Record<string, string>) =>
       LOG_LEVEL: 'warn',
       MIGRATE_ON_START: 'false',
       MQTT_TOPIC_ROOT: root,
+      // long enough for a restart, short enough that the test's sessions do not pile up at the broker
+      MQTT_SESSION_SECONDS: '300',
       ...env,
     },
     maxOutput: 200_000,
