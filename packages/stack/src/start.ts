@@ -1,10 +1,11 @@
 /**
- * `pnpm start`: both services on the embedded database, in one terminal.
+ * `pnpm start`: the services on the embedded database, in one terminal, live.
  *
  * This process owns the embedded PGlite directories (`.data/oauth`, `.data/energy`), serves them
  * on loopback ports and migrates them; then it runs each service as its own process pointed at
  * its database (the data API wired to accept the OAuth server's tokens, `identity.ts`), prefixes
- * their output, prepares demo data once, and stops everything on Ctrl-C.
+ * their output, prepares demo data once, and stops everything on Ctrl-C. The ingest service takes
+ * live samples from an embedded MQTT broker (or MQTT_URL's), fed by simulated dataloggers.
  * A service whose *_DATABASE_URL is set uses that server instead.
  */
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
@@ -33,15 +34,16 @@ import { type DemoDetails, readDemoDetails, serviceUrls, tryItBlock, writeDemoDe
 
 const USAGE = `usage: pnpm start [--watch]     (npm start; pnpm dev is pnpm start --watch)
 
-Runs both services on their databases (the embedded one in DATA_DIR unless OAUTH_DATABASE_URL /
-ENERGY_DATABASE_URL is set), prepares demo data on the first start, prints how to try them, and
-stops everything on Ctrl-C. pnpm demo prints the demo details again.
+Runs the services on their databases (the embedded one in DATA_DIR unless OAUTH_DATABASE_URL /
+ENERGY_DATABASE_URL is set) and the ingest service on an embedded MQTT broker (unless MQTT_URL is
+set) with simulated dataloggers, prepares demo data on the first start, prints how to try them,
+and stops everything on Ctrl-C. pnpm demo prints the demo details again.
 
   --watch   restart a service when its files change
   --help    this text
 
-Environment: HOST, OAUTH_PORT, ENERGY_PORT, DATA_DIR, OAUTH_DATABASE_URL, ENERGY_DATABASE_URL
-(README.md, "Configuration").
+Environment: HOST, OAUTH_PORT, ENERGY_PORT, INGEST_PORT, DATA_DIR, OAUTH_DATABASE_URL,
+ENERGY_DATABASE_URL, MQTT_URL, MQTT_PORT, SIMULATE_DATALOGGERS (README.md, "Configuration").
 `
 
 function options(): { watch: boolean } {
@@ -185,7 +187,16 @@ runMain(async () => {
   // live measurements: the broker (embedded unless MQTT_URL names one), then the ingest service
   let mqttUrl = config.MQTT_URL
   if (!mqttUrl) {
-    const broker = await startEmbeddedBroker(config.HOST, Number(config.MQTT_PORT))
+    const broker = await startEmbeddedBroker(config.HOST, Number(config.MQTT_PORT)).catch(async (error) => {
+      const taken = (error as { code?: string }).code === 'EADDRINUSE'
+      process.stderr.write(
+        taken
+          ? `[mqtt]   port ${config.MQTT_PORT} is taken: set MQTT_PORT to a free one, or MQTT_URL to your broker\n`
+          : `[mqtt]   the embedded broker could not start: ${(error as Error).message}\n`,
+      )
+      await stopAll(1)
+      throw error
+    })
     closeBroker = broker.close
     mqttUrl = broker.url
     process.stdout.write(`[mqtt]   embedded broker at ${mqttUrl} (MQTT_URL names another)\n`)
