@@ -71,9 +71,10 @@ export async function startConsumer(options: ConsumerOptions): Promise<{ client:
     connection = await connect(5)
   } catch (error) {
     // CONNACK 0x01 (3.1.1: unacceptable protocol version), or a broker closing on a version 5 CONNECT
-    options.log.warn(
+    // expected of the embedded demo broker; a campus broker refusing MQTT 5 shows here too
+    options.log.info(
       { reason: (error as Error).message },
-      'the broker refused MQTT 5; connecting with MQTT 3.1.1, without a shared subscription',
+      'the broker speaks MQTT 3.1.1 only: a persistent 3.1.1 session on the plain topic, one instance',
     )
     connection = await connect(4)
     version = 4
