@@ -61,6 +61,13 @@ export const OAuthResourceConfig = {
   }),
 }
 
+/** Where the services of the energy database keep their rate-limit counters. */
+export const SharedCounterConfig = {
+  REDIS_URL: Type.Optional(
+    Type.String({ pattern: '^rediss?://', description: 'Shared rate-limit counters; unset = per-process memory' }),
+  ),
+}
+
 const EnergyConfigSchema = Type.Object({
   ...CommonConfig,
   ENERGY_PORT: Port(energyService.defaultPort),
@@ -125,9 +132,7 @@ const EnergyConfigSchema = Type.Object({
     (value) => value.trim() === '*' || parseOrigins(value).every(isOrigin),
     () => '`*` or origins such as https://grafana.example.org separated by commas',
   ),
-  REDIS_URL: Type.Optional(
-    Type.String({ pattern: '^rediss?://', description: 'Shared rate-limit counters; unset = per-process memory' }),
-  ),
+  ...SharedCounterConfig,
   ENERGY_TRUSTED_PROXIES: TrustedProxies(),
 })
 

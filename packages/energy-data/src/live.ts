@@ -4,11 +4,11 @@
  * of live messages, the API keys that may write, the estate's model for simulated dataloggers.
  */
 
-export { authenticate, authenticateBearer } from './auth/credentials.ts'
+export { authenticate, authenticateBearer, failedAuthentications } from './auth/credentials.ts'
 export { TokenIntrospector } from './auth/introspection.ts'
 export { METERS } from './catalogue/meters.ts'
 export { KINDS, SENML_UNIT_OF } from './catalogue/quantities.ts'
-export { OAuthResourceConfig, oauthSettings } from './config.ts'
+export { OAuthResourceConfig, oauthSettings, SharedCounterConfig } from './config.ts'
 export type { EnergyDatabase } from './db/schema.ts'
 export { WRITE_ENERGY, WRITE_PATH_PREFIX, writeAllowed } from './domain/api-keys.ts'
 export type { LiveMessage, RefusalCode } from './domain/intake.ts'
@@ -19,6 +19,7 @@ export { DetailError, energyErrors } from './errors.ts'
 export { createApiKey, findApiKeyByDigest, touchApiKey } from './repositories/api-keys.ts'
 export { type BatchResult, takeMessages } from './repositories/sample-writes.ts'
 export { inTransaction } from './repositories/transaction.ts'
+export { RateLimitedResponse } from './schemas/errors.ts'
 export { environmentAt } from './seed/environment.ts'
 export { DATALOGGERS, meterSignal, signalsAt } from './seed/estate.ts'
 export { seedEstate } from './seed/seed.ts'

@@ -4,14 +4,16 @@ import {
   DetailError,
   type EnergyDatabase,
   energyErrors,
+  failedAuthentications,
   inTransaction,
+  RateLimitedResponse,
   type TokenIntrospector,
   takeMessages,
   touchApiKey,
   WRITE_ENERGY,
   writeAllowed,
 } from '@campus/energy-data/live'
-import { type Database, readMigrations, registerPlatform, serverOptions } from '@campus/shared'
+import { createAttemptCounter, type Database, readMigrations, registerPlatform, serverOptions } from '@campus/shared'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify'
 import Type from 'typebox'
@@ -27,6 +29,10 @@ export interface IngestAppOptions {
   maxBodyBytes: number
   /** Introspects the OAuth server's access tokens; absent: API keys only. */
   tokens?: TokenIntrospector | undefined
+  /** Failed authentications a minute per address before 429 (INGEST_RATE_LIMIT_FAILED_AUTH). */
+  failedAuthLimit?: number
+  /** Redis for the failure counters (across instances); absent: this process's memory. */
+  redisUrl?: string | undefined
 }
 
 const SENML_TYPES = ['application/senml+json', 'application/json']
@@ -55,6 +61,21 @@ const Taken = Type.Object(
  * (checked as the data API checks its credentials).
  */
 async function authorize(
+  request: FastifyRequest,
+  database: Database<EnergyDatabase>,
+  tokens: TokenIntrospector | undefined,
+  throttle: ReturnType<typeof failedAuthentications>,
+): Promise<{ name: string; keyId?: number }> {
+  throttle.check(request.ip)
+  try {
+    return await identify(request, database, tokens)
+  } catch (error) {
+    await throttle.failed(request.ip, error)
+    throw error
+  }
+}
+
+async function identify(
   request: FastifyRequest,
   database: Database<EnergyDatabase>,
   tokens: TokenIntrospector | undefined,
@@ -109,6 +130,9 @@ export async function buildIngestApp(options: IngestAppOptions): Promise<Fastify
       },
     },
   })
+  const failures = createAttemptCounter(60, options.redisUrl, 'ingest-rl:auth-failures:')
+  const throttle = failedAuthentications(failures, options.failedAuthLimit ?? 30)
+  app.addHook('onClose', async () => failures.close())
   // the raw text is kept: a refused pack goes to the quarantine as it came
   app.addContentTypeParser(SENML_TYPES, { parseAs: 'string' }, (_request, body, done) => done(null, body))
 
@@ -130,11 +154,19 @@ export async function buildIngestApp(options: IngestAppOptions): Promise<Fastify
           authorization: Type.Optional(Type.String({ description: 'Bearer <access token with write_energy>' })),
         }),
         body: Type.String({ description: 'The SenML pack, as JSON text' }),
-        response: { 200: Taken, 401: Detail, 403: Detail, 415: Detail, 422: Detail, 503: Detail },
+        response: {
+          200: Taken,
+          401: Detail,
+          403: Detail,
+          415: Detail,
+          422: Detail,
+          429: RateLimitedResponse,
+          503: Detail,
+        },
       },
     },
     async (request, reply) => {
-      const credential = await authorize(request, options.database, options.tokens)
+      const credential = await authorize(request, options.database, options.tokens, throttle)
       const type = (request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase()
       if (!SENML_TYPES.includes(type)) {
         throw new DetailError(415, `Unsupported Media Type: send ${SENML_TYPES.join(' or ')}`)

@@ -1,4 +1,4 @@
-import { OAuthResourceConfig } from '@campus/energy-data/live'
+import { OAuthResourceConfig, SharedCounterConfig } from '@campus/energy-data/live'
 import { CommonConfig, DatabaseUrl, loadConfig, Port } from '@campus/shared'
 import Type, { type Static } from 'typebox'
 import { ingestService, TOPIC_ROOT } from './service.ts'
@@ -9,6 +9,13 @@ const IngestConfigSchema = Type.Object({
   ENERGY_DATABASE_URL: DatabaseUrl(),
   // the data API's resource-server client: a token with the write_energy scope may POST
   ...OAuthResourceConfig,
+  ...SharedCounterConfig,
+  INGEST_RATE_LIMIT_FAILED_AUTH: Type.Integer({
+    minimum: 1,
+    default: 30,
+    description:
+      'Failed authentications (unknown, expired or revoked keys and tokens) per minute and client address; past it, 429 before any check',
+  }),
   MQTT_URL: Type.Optional(
     Type.String({
       pattern: '^mqtts?://',

@@ -23,6 +23,8 @@ runMain(async () => {
         maxFutureMs: config.INGEST_MAX_FUTURE_SECONDS * 1000,
         maxBodyBytes: config.INGEST_MAX_BODY_BYTES,
         tokens: introspection ? new TokenIntrospector(introspection) : undefined,
+        failedAuthLimit: config.INGEST_RATE_LIMIT_FAILED_AUTH,
+        redisUrl: config.REDIS_URL,
       })
       if (!config.MQTT_URL) {
         app.log.warn('MQTT_URL is not set: no broker, POST /ingest/senml only')

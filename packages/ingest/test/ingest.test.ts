@@ -61,6 +61,21 @@ describe('POST /ingest/senml', () => {
     expect((await post(ingest, pack, writeKey, 'text/plain')).statusCode).toBe(415)
   })
 
+  it('refuses an address with 429 once it has failed to authenticate 30 times in a minute, before any check', async () => {
+    const own = await startIngest(database)
+    try {
+      const pack = JSON.stringify([{ n: 'urn:campus:meter:900', t: BASE / 1000, v: 40 }])
+      const statuses: number[] = []
+      for (let i = 0; i < 32; i++) statuses.push((await post(own, pack, `edk_${'x'.repeat(43)}`)).statusCode)
+      expect(statuses.slice(0, 30)).toEqual(Array(30).fill(401))
+      const blocked = await post(own, pack, writeKey)
+      expect(blocked.statusCode).toBe(429)
+      expect(Number(blocked.headers['retry-after'])).toBeGreaterThan(0)
+    } finally {
+      await own.stop()
+    }
+  })
+
   it('folds shuffled, duplicated samples in W and kW into exact quarter statistics, and the mirrored column', async () => {
     // meter 900 (power, kW, mirrored by datacenter_1.tot_dc): a sample a minute for two hours
     const sent: Array<{ meter: number; t: number; value: number }> = []

@@ -40,10 +40,17 @@ export interface Ingest {
 export async function startIngest(
   database: TestDatabase<EnergyDatabase>,
   broker?: { url: string; clientId: string; group?: string; root: string },
+  options: { failedAuthLimit?: number } = {},
 ): Promise<Ingest> {
   let writer: BatchWriter | undefined
   const metrics = ingestMetrics(() => writer?.held ?? 0)
-  const app = await buildIngestApp({ database, metrics, maxFutureMs: 5 * MINUTE, maxBodyBytes: 1_048_576 })
+  const app = await buildIngestApp({
+    database,
+    metrics,
+    maxFutureMs: 5 * MINUTE,
+    maxBodyBytes: 1_048_576,
+    ...(options.failedAuthLimit ? { failedAuthLimit: options.failedAuthLimit } : {}),
+  })
   writer = new BatchWriter(database.pool, {
     batchMessages: 100,
     batchMs: 10,

@@ -1,3 +1,4 @@
+import type { AttemptCounter } from '@campus/shared'
 import type { Kysely } from 'kysely'
 import type { EnergyDatabase } from '../db/schema.ts'
 import { digestApiKey, looksLikeApiKey } from '../domain/api-keys.ts'
@@ -47,4 +48,32 @@ export async function authenticateBearer(tokens: TokenIntrospector | undefined, 
     )
   }
   return token
+}
+
+/**
+ * Failed authentications counted per address (the counter is Redis's when configured, so across
+ * instances); past `limit` a minute an address is refused with 429 before any check, so bogus keys
+ * stop costing lookups and bogus tokens introspections. Valid credentials count nothing.
+ */
+export function failedAuthentications(counter: AttemptCounter, limit: number) {
+  const blockedUntil = new Map<string, number>()
+  return {
+    /** 429 while the address is refused. */
+    check(address: string): void {
+      const until = blockedUntil.get(address)
+      if (until === undefined || until <= Date.now()) return
+      const wait = Math.ceil((until - Date.now()) / 1000)
+      throw new DetailError(429, `Too many failed authentications from this address: retry in ${wait} s`, {
+        headers: { 'retry-after': String(wait) },
+      })
+    },
+    /** Counts `error` against the address when it is a refused credential (401); the OAuth server out of reach (503) is no failure of the caller's. */
+    async failed(address: string, error: unknown): Promise<void> {
+      if (!(error instanceof DetailError) || error.statusCode !== 401) return
+      const wait = await counter.attempt([[`ip:${address}`, limit]])
+      if (wait === undefined) return
+      if (blockedUntil.size > 10_000) blockedUntil.clear()
+      blockedUntil.set(address, Date.now() + wait * 1000)
+    },
+  }
 }

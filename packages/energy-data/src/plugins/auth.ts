@@ -2,7 +2,7 @@ import { addVary, createAttemptCounter, pathOf } from '@campus/shared'
 import type { FastifyRequest, FastifySchema } from 'fastify'
 import fp from 'fastify-plugin'
 import Type from 'typebox'
-import { authenticate, authenticateBearer, REALM, unauthorized } from '../auth/credentials.ts'
+import { authenticate, authenticateBearer, failedAuthentications, REALM, unauthorized } from '../auth/credentials.ts'
 import { type BearerToken, type IntrospectionSettings, TokenIntrospector } from '../auth/introspection.ts'
 import { endpointAllowed, looksLikeApiKey } from '../domain/api-keys.ts'
 import type { EnergyApp } from '../energy-app.ts'
@@ -190,29 +190,16 @@ export const authPlugin = fp(
     // costing lookups and bogus tokens introspections. Valid credentials count nothing: a busy
     // client with many requests in flight is never slowed by this.
     const failures = createAttemptCounter(60, settings.redisUrl, `${settings.rateLimitPrefix}auth-failures:`)
-    const blockedUntil = new Map<string, number>()
+    const throttle = failedAuthentications(failures, settings.rateLimitFailedAuth)
     app.addHook('onClose', async () => failures.close())
     /** Who the request is, on the credential's own terms; the route's rule is checked by the caller. */
     const identify = async (request: FastifyRequest, credential: Credential) => {
-      const until = blockedUntil.get(request.ip)
-      if (until !== undefined && until > Date.now()) {
-        const wait = Math.ceil((until - Date.now()) / 1000)
-        throw new DetailError(429, `Too many failed authentications from this address: retry in ${wait} s`, {
-          headers: { 'retry-after': String(wait) },
-        })
-      }
+      throttle.check(request.ip)
       try {
         if (credential.scheme === 'key') request.apiKey = await authenticate(db, credential.value)
         else request.bearer = await authenticateBearer(tokens, credential.value)
       } catch (error) {
-        // a refused credential counts; the OAuth server out of reach (503) is no failure of the caller's
-        if (error instanceof DetailError && error.statusCode === 401) {
-          const wait = await failures.attempt([[`ip:${request.ip}`, settings.rateLimitFailedAuth]])
-          if (wait !== undefined) {
-            if (blockedUntil.size > 10_000) blockedUntil.clear()
-            blockedUntil.set(request.ip, Date.now() + wait * 1000)
-          }
-        }
+        await throttle.failed(request.ip, error)
         throw error
       }
     }
