@@ -10,6 +10,7 @@ import {
   type TokenIntrospector,
   takeMessages,
   touchApiKey,
+  unauthorized,
   WRITE_ENERGY,
   writeAllowed,
 } from '@campus/energy-data/live'
@@ -89,11 +90,7 @@ async function identify(
     if (!token.scopes.includes(WRITE_ENERGY)) throw new DetailError(403, `The token lacks the ${WRITE_ENERGY} scope`)
     return { name: `oauth:${token.clientId ?? '-'}` }
   }
-  if (!key) {
-    throw new DetailError(401, 'Missing API key (x-api-key) or access token (Authorization: Bearer)', {
-      headers: { 'www-authenticate': 'APIKey' },
-    })
-  }
+  if (!key) throw unauthorized('Missing API key (x-api-key) or access token (Authorization: Bearer)')
   const record = await authenticate(database.db, key)
   if (!writeAllowed(record.endpoints, request.url.split('?')[0] ?? '')) {
     throw new DetailError(403, 'This API key may not write: it needs an endpoint pattern under /ingest/')

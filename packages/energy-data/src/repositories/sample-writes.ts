@@ -1,6 +1,6 @@
 import type pg from 'pg'
 import { MIRRORS } from '../catalogue/groups.ts'
-import { METERS } from '../catalogue/meters.ts'
+import { AMOUNT_METER_IDS, METERS } from '../catalogue/meters.ts'
 import { KINDS } from '../catalogue/quantities.ts'
 import { type Intake, type LiveMessage, type MeterFacts, type RefusalCode, readMessage } from '../domain/intake.ts'
 import { QUARTER_MS } from '../domain/time.ts'
@@ -54,10 +54,6 @@ export async function meterFacts(client: pg.PoolClient): Promise<Map<number, Met
   return facts
 }
 
-const AMOUNT_KINDS = Object.entries(KINDS)
-  .filter(([, k]) => k.combination === 'sum')
-  .map(([name]) => name)
-
 /**
  * Folds the quarter hours `(meterIds[i], quarters[i])` from their samples: the tag rules of
  * docs/LIVE.md. An amount meter's sample is an increment: a `value` reading as sent, a `register`
@@ -66,7 +62,7 @@ const AMOUNT_KINDS = Object.entries(KINDS)
  */
 async function foldQuarters(client: pg.PoolClient, meterIds: number[], quarters: Date[]): Promise<void> {
   const facts = meterIds.map((id) => METERS.find((m) => m.id === id)!)
-  const amount = facts.map((m) => AMOUNT_KINDS.includes(m.kind))
+  const amount = meterIds.map((id) => AMOUNT_METER_IDS.includes(id))
   const lo = facts.map((m) => KINDS[m.kind].plausible?.min ?? null)
   const hi = facts.map((m) => KINDS[m.kind].plausible?.max ?? null)
   await client.query(
