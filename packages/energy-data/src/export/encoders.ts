@@ -104,9 +104,19 @@ function rowSql(format: DataFormat): RowSql {
       .join(` || ${separator} || `)
 }
 
-/** The encoding of `format`, writing timestamps with `writeTime`. */
-export function encoding(format: DataFormat, writeTime: (ms: number) => string): Encoding {
+/** The encoding of `format`, writing timestamps with `formatTime`. */
+export function encoding(format: DataFormat, formatTime: (ms: number) => string): Encoding {
   const contentType = DATA_FORMATS[format]
+  // rows come in time order, every series of a bucket in turn: its time is written once
+  let lastMs = Number.NaN
+  let lastTime = ''
+  const writeTime = (ms: number): string => {
+    if (ms !== lastMs) {
+      lastMs = ms
+      lastTime = formatTime(ms)
+    }
+    return lastTime
+  }
   if (format === 'raw') {
     const open = `{${JSON.stringify(TIME_FIELD)}:"`
     return {

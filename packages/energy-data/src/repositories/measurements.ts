@@ -54,7 +54,8 @@ interface SeriesPlan {
   level: RollupLevel | undefined
 }
 
-const EPOCH_MS = (expr: string) => `(extract(epoch from ${expr}) * 1000)::float8`
+/** An instant in SQL as epoch milliseconds (float8): read by `pg` as a number, no Date to parse. */
+export const EPOCH_MS = (expr: string) => `(extract(epoch from ${expr}) * 1000)::float8`
 
 /** Whether buckets are fixed UTC slots the database can compute alone (quarter and half hours). */
 const fixedSlots = (aggregation: Aggregation): boolean => {
@@ -240,6 +241,24 @@ const METER_TOTAL = { quarter: `sum(${METER_QUARTER_VALUE})`, rollup: 'sum(avg_s
 const MIXED_TAG = "case when min(tag) = max(tag) then min(tag) else 'mixed' end"
 
 /**
+ * The same statistics when a bucket is one rollup row (a day read from the days, one tag): the
+ * sums of one row are the row's numbers, so nothing is grouped. The grouping cost more than the
+ * rest of the read (a slice of 2,400 days: 6 of its 9 ms in the database).
+ */
+const ROW_STATS = {
+  group: { mean: (c: string) => `${c}_sum / nullif(${c}_n, 0)`, total: (c: string) => `${c}_sum` },
+  meter: ['avg_sum / nullif(values_n, 0)', 'min_value', 'max_value', 'sum_value', 'count_value', 'tag'],
+  meterTotal: 'avg_sum',
+}
+
+/** Whether every bucket of a read from `level` is one stored row per series. */
+const rowPerBucket = (request: SeriesRequest, level: RollupLevel | undefined): boolean =>
+  level !== undefined &&
+  LEVEL_OF[level].aggregation === request.aggregation &&
+  request.fill === 'none' &&
+  (request.source.kind === 'group' || request.source.tags.length === 1)
+
+/**
  * The query of one slice. The default shape (no fill, no coverage) is the plain grouped read;
  * `coverage` adds the share of measured quarter hours per bucket; `fill=null` walks every bucket
  * of the slice (and every meter) and joins what is stored. With `rollup`, aggregated buckets are
@@ -249,8 +268,8 @@ function sliceSql(request: SeriesRequest, rowSql: RowSql, level?: RollupLevel): 
   const { source, aggregation, zone, fill, coverage } = request
   const raw = aggregation === '15 m'
   const from = level ? 'rollup' : 'quarter'
-  // $3: the slice's bucket edges, where the local calendar makes them
-  const calendar = !fixedSlots(aggregation)
+  // $3: the slice's bucket edges, where the local calendar makes them and the query needs them
+  const calendar = !fixedSlots(aggregation) && !(rowPerBucket(request, level) && !coverage)
   const extra: unknown[] = []
   const param = (value: unknown) => {
     extra.push(value)
@@ -303,6 +322,11 @@ function sliceSql(request: SeriesRequest, rowSql: RowSql, level?: RollupLevel): 
         from (${bucket.series}) k left join (${stored}) x on x.b = k.b`
       return { text, order: 'k.b', values }
     }
+    if (rowPerBucket(request, level)) {
+      const text = `select ${EPOCH_MS('start')}, ${fields(ROW_STATS.group.mean, ROW_STATS.group.total, 'quarters', 'start')}
+        from ${table.table} where ${where}`
+      return { text, order: 'start', values }
+    }
     const text = `select ${EPOCH_MS('b')}, ${fields(stats.mean, stats.total, table.rows, 'b')} from ${bucketed}`
     return { text, order: 'b', values }
   }
@@ -348,6 +372,11 @@ function sliceSql(request: SeriesRequest, rowSql: RowSql, level?: RollupLevel): 
       from (${bucket.series}) k cross join unnest(${ids}::int[]) m(id)
       left join (${stored}) x on x.b = k.b and x.meter_id = m.id`
     return { text, order: 'k.b, m.id', values }
+  }
+  if (rowPerBucket(request, level)) {
+    const text = `select ${EPOCH_MS('start')}, ${meterFields(['meter_id', ...ROW_STATS.meter], ROW_STATS.meterTotal, 'quarters', 'start')}
+      from ${table.table} where ${filter}`
+    return { text, order: 'start, meter_id', values }
   }
   const text = raw
     ? `select ${EPOCH_MS('time_15m')},
