@@ -233,6 +233,39 @@ describe('import', () => {
     ])
   })
 
+  it('a per-meter file writes the group columns mirroring its meter, by the mirror rule, and their rollups', async () => {
+    const own = await testDatabase()
+    try {
+      await own.db.insertInto('dataloggers').values({ id: 'DL', serial: 'S', ip: '10.0.0.1' }).execute()
+      await own.db.insertInto('meters').values({ id: 861, description: '861) Inverter', datalogger_id: 'DL' }).execute()
+      // a value imported into the mirrored column before, where the meter's quarter hour will not be ok
+      await importFiles(own.pool, [write('pv-before.csv', 'time_15m,tot_pv_aule_p_i1\n2025-04-01T10:15:00Z,99\n')])
+      const long = write(
+        'inverter.csv',
+        'time_15m,meter_id,avg_value,min_value,max_value,sum_value,count_value,tag\n' +
+          '2025-04-01T10:00:00Z,861,10,9,11,150,15,ok\n2025-04-01T10:15:00Z,861,12,11,13,180,15,suspect\n',
+      )
+      await importFiles(own.pool, [long])
+      const pv = await own.pool.query(
+        `select time_15m, tot_pv_aule_p_i1 as v from pv_15m where time_15m >= '2025-04-01T10:00:00Z' order by 1`,
+      )
+      expect(pv.rows.map((r) => [r.time_15m.toISOString(), r.v])).toEqual([
+        ['2025-04-01T10:00:00.000Z', 10],
+        ['2025-04-01T10:15:00.000Z', null],
+      ])
+      const aulep = await own.pool.query(`select pv_inv_1 as v from aulep_15m where time_15m = '2025-04-01T10:00:00Z'`)
+      expect(aulep.rows).toEqual([{ v: 10 }])
+      // the rollups of the mirrored column follow in the same transaction
+      const hour = await own.pool.query(
+        `select tot_pv_aule_p_i1_n as n, tot_pv_aule_p_i1_sum as total from pv_rollup
+       where level = 'hour' and start = '2025-04-01T10:00:00Z'`,
+      )
+      expect(hour.rows).toEqual([{ n: 1, total: 10 }])
+    } finally {
+      await own.close()
+    }
+  })
+
   it('rollups:refresh brings the rollups up to rows written by plain SQL (real process)', async () => {
     const fresh = await testDatabase()
     try {

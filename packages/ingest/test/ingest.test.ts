@@ -149,6 +149,27 @@ describe('POST /ingest/senml', () => {
     expect(reset.tag).toBe('estimated')
   })
 
+  it('a pack holding a sample of a year ago and one of today: both quarter hours and their rollups, exact', async () => {
+    const HOUR = 4 * QUARTER
+    const old = BASE - 365 * 24 * 60 * MINUTE + 7 * MINUTE
+    const recent = BASE + 7 * MINUTE
+    const pack = [
+      { n: 'urn:campus:meter:912', t: old / 1000, v: 5 },
+      { n: 'urn:campus:meter:912', t: recent / 1000, v: 7 },
+    ]
+    expect((await post(ingest, JSON.stringify(pack))).statusCode).toBe(200)
+    const hourOf = (t: number) => Math.floor(t / HOUR) * HOUR
+    const hours = await database.pool.query<{ start: Date; values_n: number; avg_sum: number }>(
+      `select start, values_n, avg_sum from data_rollup
+       where level = 'hour' and meter_id = 912 and start = any($1::timestamptz[]) order by start`,
+      [[new Date(hourOf(old)), new Date(hourOf(recent))]],
+    )
+    expect(hours.rows.map((r) => [r.start.getTime(), r.values_n, r.avg_sum])).toEqual([
+      [hourOf(old), 1, 5],
+      [hourOf(recent), 1, 7],
+    ])
+  })
+
   it('quarantines each bad record with its reason, writing the good ones of the same pack', async () => {
     const before = await count('meter_samples')
     const t = (BASE + 12 * QUARTER) / 1000

@@ -6,7 +6,7 @@ import type pg from 'pg'
 import { GROUP_COLUMNS, GROUP_NAMES, type GroupName } from '../catalogue/groups.ts'
 import { isTag } from '../domain/tags.ts'
 import { parseInstant, QUARTER_MS } from '../domain/time.ts'
-import { measurementsWritten } from '../repositories/measurement-writes.ts'
+import { writeQuarters } from '../repositories/quarter-writes.ts'
 import { splitLine } from './csv.ts'
 
 /**
@@ -66,36 +66,43 @@ function parseNumber(text: string): number | null | undefined {
   return Number(t)
 }
 
-async function insertWide(client: pg.PoolClient, group: GroupName, columns: string[], rows: unknown[][]) {
-  const aliases = columns.map((_, i) => `c${i}`)
-  await client.query(
-    `insert into ${group}_15m (time_15m, ${columns.join(', ')})
-     select to_timestamp(t), ${aliases.join(', ')}
-     from unnest($1::float8[], ${columns.map((_, i) => `$${i + 2}::float8[]`).join(', ')}) as u(t, ${aliases.join(', ')})
-     on conflict (time_15m) do update set ${columns.map((c) => `${c} = excluded.${c}`).join(', ')}`,
-    [rows.map((r) => r[0]), ...columns.map((_, i) => rows.map((r) => r[i + 1]))],
-  )
+/** One batch of a file through the one write path: a group's wide rows, or per-meter rows. */
+async function writeBatch(client: pg.PoolClient, layout: Layout, batch: unknown[][]): Promise<void> {
+  const t = batch.map((r) => (r[0] as number) * 1000)
+  if (layout.kind === 'wide') {
+    await writeQuarters(client, {
+      groups: [
+        {
+          group: layout.group,
+          columns: layout.columns,
+          t,
+          values: layout.columns.map((_, i) => batch.map((r) => r[i + 1] as number | null)),
+        },
+      ],
+      existing: 'replace',
+    })
+    return
+  }
+  const column = <T>(i: number) => batch.map((r) => r[i] as T)
+  await writeQuarters(client, {
+    meters: {
+      t,
+      meterId: column<number>(1),
+      avg: column<number | null>(2),
+      min: column<number | null>(3),
+      max: column<number | null>(4),
+      sum: column<number | null>(5),
+      count: column<number | null>(6),
+      tag: column<string>(7),
+    },
+    existing: 'replace',
+  })
 }
-
-async function insertLong(client: pg.PoolClient, rows: unknown[][]) {
-  await client.query(
-    `insert into data_15m (time_15m, meter_id, avg_value, min_value, max_value, sum_value, count_value, tag)
-     select to_timestamp(t), m, a, mn, mx, s, c, g
-     from unnest($1::float8[], $2::int[], $3::float8[], $4::float8[], $5::float8[], $6::float8[], $7::int[], $8::text[])
-       as u(t, m, a, mn, mx, s, c, g)
-     on conflict (meter_id, time_15m) do update set avg_value = excluded.avg_value, min_value = excluded.min_value,
-       max_value = excluded.max_value, sum_value = excluded.sum_value, count_value = excluded.count_value, tag = excluded.tag`,
-    [0, 1, 2, 3, 4, 5, 6, 7].map((i) => rows.map((r) => r[i])),
-  )
-}
-
-/** The instants an import wrote per table, epoch seconds: what it tells the caches it changed. */
-type Touched = Map<string, { from: number; to: number }>
 
 async function importFile(
   client: pg.PoolClient,
   path: string,
-  options: { group?: GroupName | undefined; meters: Set<number>; touched: Touched },
+  options: { group?: GroupName | undefined; meters: Set<number> },
 ): Promise<{ file: string; layout: string; rows: number }> {
   const file = basename(path)
   const problems: Problem[] = []
@@ -111,16 +118,7 @@ async function importFile(
   const keys = new Set<string>()
   const flush = async () => {
     if (!batch.length || problems.length || !layout) return
-    if (layout.kind === 'wide') await insertWide(client, layout.group, layout.columns, batch)
-    else await insertLong(client, batch)
-    const table = layout.kind === 'wide' ? `${layout.group}_15m` : 'data_15m'
-    const range = options.touched.get(table) ?? { from: Number.POSITIVE_INFINITY, to: Number.NEGATIVE_INFINITY }
-    for (const row of batch) {
-      const t = row[0] as number
-      if (t < range.from) range.from = t
-      if (t > range.to) range.to = t
-    }
-    options.touched.set(table, range)
+    await writeBatch(client, layout, batch)
     count += batch.length
     batch = []
   }
@@ -233,16 +231,8 @@ export async function importFiles(
     await client.query('begin')
     const meters = new Set((await client.query<{ id: number }>('select id from meters')).rows.map((r) => r.id))
     const imported = []
-    const touched: Touched = new Map()
-    for (const path of paths) imported.push(await importFile(client, path, { group: options.group, meters, touched }))
-    // the rollups of what was written, and every instance told of it, when (and only if) this commits
-    for (const [table, range] of touched) {
-      await measurementsWritten(client, {
-        tables: [table],
-        fromMs: range.from * 1000,
-        toMs: range.to * 1000 + QUARTER_MS,
-      })
-    }
+    // each batch through the one write path: rows, mirrored columns, rollups, change notice, when this commits
+    for (const path of paths) imported.push(await importFile(client, path, { group: options.group, meters }))
     await client.query('commit')
     return { imported }
   } catch (error) {

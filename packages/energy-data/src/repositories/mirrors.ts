@@ -5,7 +5,7 @@ import { METER_QUARTER_VALUE } from './meter-value.ts'
 /**
  * The one mirror rule: a group column that mirrors a meter holds the meter's quarter-hour value
  * where that quarter hour is `ok` (`DEFAULT_TAGS`), nothing elsewhere. Written from the meter's rows
- * after they are written, by the seed and by the live fold alike.
+ * after they are written, by the one write path (quarter-writes.ts), whoever writes the meter's rows.
  */
 async function mirror(client: pg.PoolClient, series: Series, where: string, values: unknown[]): Promise<void> {
   await client.query(
@@ -17,17 +17,10 @@ async function mirror(client: pg.PoolClient, series: Series, where: string, valu
   )
 }
 
-/** The mirrored columns of the quarter hours `(meterIds[i], quarters[i])`. */
-export async function writeMirrors(client: pg.PoolClient, meterIds: number[], quarters: Date[]): Promise<void> {
+/** The mirrored columns of the quarter hours `(meterIds[i], quarterMs[i])` (epoch ms). */
+export async function writeMirrors(client: pg.PoolClient, meterIds: number[], quarterMs: number[]): Promise<void> {
   for (const series of MIRRORS) {
-    const at = quarters.filter((_, i) => meterIds[i] === series.meter!.id)
+    const at = quarterMs.filter((_, i) => meterIds[i] === series.meter!.id).map((ms) => new Date(ms))
     if (at.length > 0) await mirror(client, series, 'time_15m = any($2::timestamptz[])', [at])
-  }
-}
-
-/** Every mirrored column over `[fromMs, toMs)`. */
-export async function writeMirrorsBetween(client: pg.PoolClient, fromMs: number, toMs: number): Promise<void> {
-  for (const series of MIRRORS) {
-    await mirror(client, series, 'time_15m >= $2 and time_15m < $3', [new Date(fromMs), new Date(toMs)])
   }
 }

@@ -2,8 +2,7 @@ import type pg from 'pg'
 import { GROUP_COLUMNS, GROUP_NAMES, MIRRORS, seriesNamed } from '../catalogue/groups.ts'
 import { AMOUNT_METER_IDS, METERS, meterMetadata } from '../catalogue/meters.ts'
 import { DAY_MS, floorQuarter, QUARTER_MS } from '../domain/time.ts'
-import { measurementsWritten } from '../repositories/measurement-writes.ts'
-import { writeMirrorsBetween } from '../repositories/mirrors.ts'
+import { emptyMeterQuarters, writeQuarters } from '../repositories/quarter-writes.ts'
 import { environmentAt, noise } from './environment.ts'
 import { DATALOGGERS, GROUP_STREAMS, meterSignal, signalsAt } from './estate.ts'
 
@@ -123,16 +122,7 @@ export async function seedEstate(pool: pg.Pool, options: SeedOptions): Promise<S
     // newest first: the latest days answer while older ones are still being written
     for (let chunkEnd = toMs; chunkEnd > fromMs; ) {
       const chunkStart = Math.max(fromMs, floorQuarter(chunkEnd - chunkMs))
-      const meter = {
-        t: [] as number[],
-        id: [] as number[],
-        avg: [] as Array<number | null>,
-        min: [] as Array<number | null>,
-        max: [] as Array<number | null>,
-      }
-      const sum: Array<number | null> = []
-      const count: number[] = []
-      const tag: string[] = []
+      const meter = emptyMeterQuarters()
       const wide = new Map(
         GROUP_NAMES.map((g) => [
           g,
@@ -176,31 +166,31 @@ export async function seedEstate(pool: pg.Pool, options: SeedOptions): Promise<S
           }
           const spread = samples === 0 ? 0 : Math.abs(value) * (0.02 + 0.06 * noise(seed, 9400 + stream, q))
           const quarterValue = round3(value)
-          meter.t.push(t / 1000)
-          meter.id.push(m.id)
+          meter.t.push(t)
+          meter.meterId.push(m.id)
           if (amounts[k]) {
             // an amount: the quarter hour's total is the sum of its samples, increments of a fair share each
             const per = (x: number) => (samples === 0 ? null : x / samples)
             meter.avg.push(per(quarterValue))
             meter.min.push(per(round3(value - spread * 0.8)))
             meter.max.push(per(round3(value + spread)))
-            sum.push(quarterValue)
+            meter.sum.push(quarterValue)
           } else {
             meter.avg.push(quarterValue)
             meter.min.push(round3(value - spread * 0.8))
             meter.max.push(round3(value + spread))
-            sum.push(samples === 0 ? null : round3(quarterValue * samples))
+            meter.sum.push(samples === 0 ? null : round3(quarterValue * samples))
           }
-          count.push(samples)
-          tag.push(label)
+          meter.count.push(samples)
+          meter.tag.push(label)
         })
         for (const g of GROUP_NAMES) {
           const stream = GROUP_STREAMS[g]
           if (inGap(seed, stream, q)) continue
           const target = wide.get(g)!
-          target.t.push(t / 1000)
+          target.t.push(t)
           GROUP_COLUMNS[g].forEach((c, i) => {
-            // a column mirroring a meter is written from the meter's rows afterwards (writeMirrorsBetween)
+            // a column mirroring a meter is written from the meter's rows (the one write path's mirror rule)
             if (mirrorOf.get(g)![i] !== undefined) {
               target.columns[i]!.push(null)
               return
@@ -212,38 +202,19 @@ export async function seedEstate(pool: pg.Pool, options: SeedOptions): Promise<S
         }
       }
 
-      if (meter.t.length) {
-        await client.query(
-          `insert into data_15m (time_15m, meter_id, avg_value, min_value, max_value, sum_value, count_value, tag)
-           select to_timestamp(t), m, a, mn, mx, s, c, g
-           from unnest($1::float8[], $2::int[], $3::float8[], $4::float8[], $5::float8[], $6::float8[], $7::int[], $8::text[])
-             as u(t, m, a, mn, mx, s, c, g)
-           on conflict do nothing`,
-          [meter.t, meter.id, meter.avg, meter.min, meter.max, sum, count, tag],
-        )
-        rows.data_15m = (rows.data_15m ?? 0) + meter.t.length
-      }
-      for (const [g, target] of wide) {
-        if (!target.t.length) continue
-        const columns = GROUP_COLUMNS[g]
-        const aliases = columns.map((_, i) => `c${i}`)
-        await client.query(
-          `insert into ${g}_15m (time_15m, ${columns.join(', ')})
-           select to_timestamp(t), ${aliases.join(', ')}
-           from unnest($1::float8[], ${columns.map((_, i) => `$${i + 2}::float8[]`).join(', ')}) as u(t, ${aliases.join(', ')})
-           on conflict do nothing`,
-          [target.t, ...target.columns],
-        )
-        rows[`${g}_15m`] = (rows[`${g}_15m`] ?? 0) + target.t.length
-      }
-      // the columns mirroring a meter, by the one mirror rule, from the meter rows just written
-      await writeMirrorsBetween(client, chunkStart, chunkEnd)
-      // the rollups of these hours, and every instance told to drop its cached answers of them, when this commits
-      await measurementsWritten(client, {
-        tables: ['data_15m', ...GROUP_NAMES.map((g) => `${g}_15m`)],
-        fromMs: chunkStart,
-        toMs: chunkEnd,
+      // the one write path: rows, the columns mirroring the meters, rollups and change notice, when this commits
+      await writeQuarters(client, {
+        meters: meter,
+        groups: [...wide].map(([group, target]) => ({
+          group,
+          columns: GROUP_COLUMNS[group],
+          t: target.t,
+          values: target.columns,
+        })),
+        existing: 'keep',
       })
+      rows.data_15m = (rows.data_15m ?? 0) + meter.t.length
+      for (const [g, target] of wide) rows[`${g}_15m`] = (rows[`${g}_15m`] ?? 0) + target.t.length
       await checkpoint()
       options.onProgress?.(chunkStart)
       chunkEnd = chunkStart
