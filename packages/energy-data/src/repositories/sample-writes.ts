@@ -108,7 +108,7 @@ async function foldQuarters(client: pg.PoolClient, meterIds: number[], quarters:
  * hours to fold again: those of the batch's samples and of the register readings following one of
  * its register readings (its increment may have changed). Taken after the lock, so a writer that
  * committed meanwhile is seen. Folding the quarter of a sample that was already stored changes
- * nothing; naming the new ones (`returning`) cost more than folding them all.
+ * nothing, so the new samples need not be named back (`returning`).
  */
 async function storeSamples(
   client: pg.PoolClient,
