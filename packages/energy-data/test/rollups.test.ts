@@ -6,11 +6,14 @@
  */
 import { needsService } from '@campus/shared/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { GROUP_COLUMNS } from '../src/catalogue/groups.ts'
 import { seed } from '../src/commands/seed.ts'
 import { AGGREGATION_VALUES, type Aggregation } from '../src/domain/aggregation.ts'
+import { bucketStart } from '../src/domain/buckets.ts'
 import { encoding } from '../src/export/encoders.ts'
 import { measurementsWritten } from '../src/repositories/measurement-writes.ts'
 import { planSeries, readSeries, type SeriesRequest, type SeriesSource } from '../src/repositories/measurements.ts'
+import { dailyTotals } from '../src/repositories/views.ts'
 import { type Harness, startHarness } from './harness.ts'
 
 let h: Harness
@@ -106,6 +109,62 @@ describe('buckets of an hour or more from the rollups', () => {
       expect(compared).toBeGreaterThan(10_000)
     },
   )
+})
+
+describe('daily totals of the reports and charts', () => {
+  const from = (zone: string) => bucketStart('1 d', zone, Date.parse('2024-02-26T12:00:00Z'))
+  const to = (zone: string) => bucketStart('1 d', zone, Date.parse('2024-10-30T12:00:00Z'))
+
+  it.each(['Europe/Rome', 'UTC', 'America/New_York', 'Asia/Kolkata'])(
+    'equal the quarter-hour totals in %s, the leap day and both changes of the clock included',
+    async (zone) => {
+      const compare = async <G extends 'pv' | 'water'>(group: G) => {
+        const columns = GROUP_COLUMNS[group]
+        const rolled = await dailyTotals(h.database.db, group, columns, from(zone), to(zone), zone)
+        const scanned = await dailyTotals(h.database.db, group, columns, from(zone), to(zone), zone, {
+          quarterScan: true,
+        })
+        expect(scanned.map((d) => d.day)).toContain('2024-02-29')
+        expect(scanned.find((d) => d.day === '2024-03-31')?.quarters).toBe(zone === 'Europe/Rome' ? 92 : 96)
+        const flat = (days: typeof rolled) =>
+          days.map(({ day, quarters, sums, counts }) => ({
+            day,
+            quarters,
+            ...sums,
+            ...Object.fromEntries(Object.entries(counts).map(([c, n]) => [`${c} quarters`, n])),
+          }))
+        expectSame(flat(rolled), flat(scanned), `${zone} ${group}`)
+      }
+      await compare('pv')
+      await compare('water')
+    },
+  )
+
+  it('are read from the rollups wherever their hours serve the days, else from the quarter hours', async () => {
+    // a quarter hour written by plain SQL is in no rollup until its hour is refreshed
+    const quarter = new Date('2024-06-05T10:00:00Z')
+    await h.database.pool.query('insert into pv_15m (time_15m, tot_pv) values ($1, 42)', [quarter])
+    try {
+      for (const zone of ['Europe/Rome', 'UTC', 'America/New_York', 'Asia/Kolkata']) {
+        const day = bucketStart('1 d', zone, quarter.getTime())
+        const next = bucketStart('1 d', zone, day + 36 * 3_600_000)
+        const read = await dailyTotals(h.database.db, 'pv', ['tot_pv'], day, next, zone)
+        expect(read, zone).toEqual(
+          zone === 'Asia/Kolkata'
+            ? [{ day: '2024-06-05', quarters: 1, sums: { tot_pv: 42 }, counts: { tot_pv: 1 } }]
+            : [],
+        )
+        // a window that does not start at a local midnight reads the quarter hours
+        const partial = await dailyTotals(h.database.db, 'pv', ['tot_pv'], day + 3_600_000, next, zone)
+        expect(
+          partial.map((d) => d.quarters),
+          zone,
+        ).toEqual([1])
+      }
+    } finally {
+      await h.database.pool.query('delete from pv_15m where time_15m = $1', [quarter])
+    }
+  })
 })
 
 // two writers at once need two connections to one server: the embedded database runs one transaction at a time

@@ -2,10 +2,9 @@ import type pg from 'pg'
 import { GROUP_COLUMNS, type GroupName, totalledSeries } from '../catalogue/groups.ts'
 import { AGGREGATIONS, type Aggregation, sliceBuckets } from '../domain/aggregation.ts'
 import { bucketEdges, bucketStart, nextBucket } from '../domain/buckets.ts'
-import { HOUR_MS } from '../domain/time.ts'
 import type { RowSql, SqlField } from '../export/encoders.ts'
 import { METER_QUARTER_VALUE } from './meter-value.ts'
-import { calendarZone, LEVEL_OF, type RollupLevel } from './rollups.ts'
+import { LEVEL_OF, type RollupLevel, servingLevel } from './rollups.ts'
 
 /**
  * Reads of the 15-minute tables, bucketed. Rows come back as `[epoch ms, fields as text]`
@@ -108,7 +107,7 @@ export async function planSeries(pool: pg.Pool, request: SeriesRequest): Promise
   } else {
     const all = bucketEdges(aggregation, zone, lo, hi)
     buckets = all.length - 1
-    level = request.quarterScan ? undefined : await levelOf(pool, aggregation, zone, all)
+    level = request.quarterScan ? undefined : await servingLevel(pool, aggregation, zone, all)
     // a slice reads fewer rows from rollups: more buckets each, as many rows out as before
     if (level) per = Math.min(per * LEVEL_OF[level].quarters, Math.max(1, Math.floor(2500 / series)))
     for (let i = 0; i < buckets; i += per) edges.push(all[i] as number)
@@ -121,19 +120,6 @@ export async function planSeries(pool: pg.Pool, request: SeriesRequest): Promise
     bound: buckets * series,
     level,
   }
-}
-
-/** The rollup level of a request's buckets (their edges `all`), if any serves them. */
-async function levelOf(
-  pool: pg.Pool,
-  aggregation: Aggregation,
-  zone: string,
-  all: number[],
-): Promise<RollupLevel | undefined> {
-  const a = AGGREGATIONS[aggregation]
-  if (a.kind === 'calendar' && (await calendarZone(pool)) === zone) return a.unit === 'month' ? 'month' : 'day'
-  // a zone whose offset is a whole number of hours makes every bucket of whole UTC hours
-  return all.every((e) => e % HOUR_MS === 0) ? 'hour' : undefined
 }
 
 /** Slices beyond which a window is trimmed to the stored rows (below it, empty slices cost little). */

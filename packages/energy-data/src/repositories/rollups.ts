@@ -1,6 +1,8 @@
+import { Kysely, sql } from 'kysely'
 import type pg from 'pg'
 import { GROUP_COLUMNS, GROUP_NAMES, type GroupName } from '../catalogue/groups.ts'
-import type { Aggregation } from '../domain/aggregation.ts'
+import type { EnergyDatabase } from '../db/schema.ts'
+import { AGGREGATIONS, type Aggregation } from '../domain/aggregation.ts'
 import { bucketEdges, bucketStart, nextBucket } from '../domain/buckets.ts'
 import { HOUR_MS } from '../domain/time.ts'
 import { METER_QUARTER_VALUE } from './meter-value.ts'
@@ -119,9 +121,31 @@ async function refresh(
 }
 
 /** The zone of the day and month levels, or undefined before the service has built them. */
-export async function calendarZone(client: pg.PoolClient | pg.Pool): Promise<string | undefined> {
-  const result = await client.query<{ zone: string }>('select zone from rollup_calendar')
+export async function calendarZone(
+  client: pg.PoolClient | pg.Pool | Kysely<EnergyDatabase>,
+): Promise<string | undefined> {
+  const query = 'select zone from rollup_calendar'
+  const result =
+    client instanceof Kysely
+      ? await sql<{ zone: string }>`${sql.raw(query)}`.execute(client)
+      : await client.query<{ zone: string }>(query)
   return result.rows[0]?.zone
+}
+
+/**
+ * The rollup level that serves buckets of `aggregation` whose edges are `edges` in `zone`: the
+ * calendar zone's days or months, else hours when every edge lies on a UTC hour (a zone whose
+ * offset is a whole number of hours); else none, and the quarter hours answer.
+ */
+export async function servingLevel(
+  client: pg.Pool | Kysely<EnergyDatabase>,
+  aggregation: Aggregation,
+  zone: string,
+  edges: readonly number[],
+): Promise<RollupLevel | undefined> {
+  const a = AGGREGATIONS[aggregation]
+  if (a.kind === 'calendar' && (await calendarZone(client)) === zone) return a.unit === 'month' ? 'month' : 'day'
+  return edges.every((e) => e % HOUR_MS === 0) ? 'hour' : undefined
 }
 
 /** Every rollup level of `table` over `[fromMs, toMs)`, in the writer's transaction, under the rollup lock. */

@@ -1,14 +1,17 @@
 /**
  * Queries behind the public charts and reports. Every aggregate runs in the database (grouped by
  * local day, hour, weekday or month); what comes back is at most a few hundred rows, whatever
- * the range, except the 7-day 15-minute chart series (672 rows).
+ * the range, except the 7-day 15-minute chart series (672 rows). Daily totals come from the
+ * rollups where they serve the days; the other figures need the quarter hours of the range.
  */
 import { type Kysely, type RawBuilder, sql } from 'kysely'
 import type { GroupColumn, GroupName } from '../catalogue/groups.ts'
 import type { EnergyDatabase } from '../db/schema.ts'
+import { bucketEdges, bucketStart } from '../domain/buckets.ts'
 import { DEFAULT_TAGS } from '../domain/tags.ts'
 import { METER_BUCKET_MEAN } from './measurements.ts'
 import { METER_QUARTER_HIGH, METER_QUARTER_LOW, METER_QUARTER_VALUE } from './meter-value.ts'
+import { type RollupLevel, servingLevel } from './rollups.ts'
 
 type Db = Kysely<EnergyDatabase>
 type Column<G extends GroupName> = GroupColumn<G>
@@ -80,7 +83,12 @@ export interface DailyTotals<C extends string> {
   counts: Record<C, number>
 }
 
-/** Per local day (in `zone`), the sum of each column over `from <= time_15m < to`. Days without rows are absent. */
+/**
+ * Per local day (in `zone`), the sum of each column over `from <= time_15m < to`. Days without rows
+ * are absent. Read from the rollups when they serve the days (`servingLevel`: the calendar zone's
+ * days, or hours in a zone of whole-hour offsets) and both bounds are local midnights; else, or on
+ * `quarterScan`, from the quarter hours.
+ */
 export async function dailyTotals<G extends GroupName, C extends Column<G>>(
   db: Db,
   group: G,
@@ -88,21 +96,39 @@ export async function dailyTotals<G extends GroupName, C extends Column<G>>(
   from: number,
   to: number,
   zone: string,
+  options: { quarterScan?: boolean } = {},
 ): Promise<Array<DailyTotals<C>>> {
-  const { rows } = await sql<Record<string, unknown>>`
-    select to_char(time_15m at time zone ${zone}, 'YYYY-MM-DD') as day, count(*) as quarters,
-      ${sql.join(columns.map((c) => sql`sum(${sql.ref(c)}) as ${sql.ref(c)}`))},
-      ${sql.join(columns.map((c, i) => sql`count(${sql.ref(c)}) as ${sql.ref(`n${i}`)}`))}
-    from ${table(group)}
-    where time_15m >= ${ts(from)} and time_15m < ${ts(to)}
-    group by 1
-    order by 1`.execute(db)
+  const level = options.quarterScan ? undefined : await dayLevel(db, zone, from, to)
+  const day = sql`to_char(${sql.ref(level ? 'start' : 'time_15m')} at time zone ${zone}, 'YYYY-MM-DD')`
+  const { rows } = level
+    ? await sql<Record<string, unknown>>`
+        select ${day} as day, sum(quarters) as quarters,
+          ${sql.join(columns.map((c) => sql`sum(${sql.ref(`${c}_sum`)}) as ${sql.ref(c)}`))},
+          ${sql.join(columns.map((c, i) => sql`sum(${sql.ref(`${c}_n`)}) as ${sql.ref(`n${i}`)}`))}
+        from ${sql.table(`${group}_rollup`)}
+        where level = ${level} and start >= ${ts(from)} and start < ${ts(to)}
+        group by 1
+        order by 1`.execute(db)
+    : await sql<Record<string, unknown>>`
+        select ${day} as day, count(*) as quarters,
+          ${sql.join(columns.map((c) => sql`sum(${sql.ref(c)}) as ${sql.ref(c)}`))},
+          ${sql.join(columns.map((c, i) => sql`count(${sql.ref(c)}) as ${sql.ref(`n${i}`)}`))}
+        from ${table(group)}
+        where time_15m >= ${ts(from)} and time_15m < ${ts(to)}
+        group by 1
+        order by 1`.execute(db)
   return rows.map((row) => ({
     day: row.day as string,
     quarters: Number(row.quarters),
     sums: Object.fromEntries(columns.map((c) => [c, (row[c] as number | null) ?? null])) as Record<C, number | null>,
     counts: Object.fromEntries(columns.map((c, i) => [c, Number(row[`n${i}`])])) as Record<C, number>,
   }))
+}
+
+/** The rollup level that holds whole local days of `zone` from `from` to `to`, if any. */
+async function dayLevel(db: Db, zone: string, from: number, to: number): Promise<RollupLevel | undefined> {
+  if (!(from < to) || bucketStart('1 d', zone, from) !== from || bucketStart('1 d', zone, to) !== to) return undefined
+  return servingLevel(db, '1 d', zone, bucketEdges('1 d', zone, from, to))
 }
 
 export interface ColumnSummary {
