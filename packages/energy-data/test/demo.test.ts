@@ -62,7 +62,7 @@ describe('demo (run by pnpm start on every start)', () => {
     const result = await demo(database.db, database.pool, options)
     expect(result.demo).toBe('already prepared')
     expect(await count('pv_15m')).toBe(0)
-    await expect(demoKey(database.db, options)).rejects.toThrow('holds real data')
+    await expect(demoKey(database.db, options)).rejects.toThrow('holds data the demo did not seed')
     expect(await count('api_keys')).toBe(0)
   })
 

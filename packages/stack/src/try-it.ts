@@ -104,7 +104,8 @@ export function tryItBlock(
     rows.push(['Try', `curl -H 'x-api-key: ${details.energy.key}' '${energy}/data/pv?aggregation=1%20h'`])
   }
   if (mqtt && ingest) {
-    rows.push(['Live', `${mqtt} on campus/<datalogger>/senml (simulated dataloggers); POST ${ingest}/ingest/senml`])
+    const feeding = config.SIMULATE_DATALOGGERS === false ? '' : ' (simulated dataloggers)'
+    rows.push(['Live', `${mqtt} on campus/<datalogger>/senml${feeding}; POST ${ingest}/ingest/senml`])
   }
   const width = Math.max(...rows.map(([label]) => label.length)) + 2
   return [

@@ -62,4 +62,16 @@ describe('demo details, per database', () => {
     expect(block).toContain('http://127.0.0.1:3710/users/sign_in   as demo / embedded-pw')
     expect(block).toContain("curl -H 'x-api-key: edk_embedded' 'http://127.0.0.1:8710/data/pv?aggregation=1%20h'")
   })
+
+  it('the Live line names the simulated dataloggers only when they run', () => {
+    const live = { mqtt: 'mqtt://127.0.0.1:1883', ingest: 'http://127.0.0.1:8300' }
+    const liveLine = (config: StackConfig) =>
+      tryItBlock(config, embeddedDetails, live)
+        .split('\n')
+        .find((l) => l.trim().startsWith('Live'))
+    expect(liveLine(embedded)).toContain('campus/<datalogger>/senml (simulated dataloggers); POST')
+    expect(liveLine({ ...embedded, SIMULATE_DATALOGGERS: false })).toBe(
+      '  Live            mqtt://127.0.0.1:1883 on campus/<datalogger>/senml; POST http://127.0.0.1:8300/ingest/senml',
+    )
+  })
 })

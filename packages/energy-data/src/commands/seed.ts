@@ -59,7 +59,7 @@ async function demoState(db: Kysely<EnergyDatabase>) {
   const meters = await sql<{ n: number }>`select count(*)::int as n from meters`.execute(db)
   const unfinished = runs.rows.find((r) => r.purpose === 'demo' && !r.completed)
   const prepared = runs.rows.some((r) => r.purpose === 'demo' && r.completed)
-  // meters without any demo run: real data, which the demo never touches
+  // meters without any demo run: real data (or another seed's), which the demo never touches
   const realData = !prepared && !unfinished && (meters.rows[0]?.n ?? 0) > 0
   return { unfinished, prepared, realData }
 }
@@ -76,7 +76,8 @@ const tryKey = (key: string, baseUrl: string) => [
  * real data.
  */
 export async function demoKey(db: Kysely<EnergyDatabase>, options: { baseUrl: string }) {
-  if ((await demoState(db)).realData) throw commandFailed('this database holds real data: no demo key is made for it')
+  if ((await demoState(db)).realData)
+    throw commandFailed('this database holds data the demo did not seed: no demo key is made for it')
   await revokeApiKeys(db, { name: 'demo' })
   const { key } = await createApiKey(db, { name: 'demo', endpoints: ['*'] })
   return { key, endpoints: ['*'], try: tryKey(key, options.baseUrl), docs: `${options.baseUrl}/docs` }
@@ -92,7 +93,7 @@ export async function demo(
   options: { days: number; baseUrl: string },
   log: (line: string) => void = () => {},
 ) {
-  // Real data (meters without any seed run) is never touched; a demo seed that was interrupted
+  // Real data (meters without any demo run) is never touched; a demo seed that was interrupted
   // (Ctrl-C during the first start) is finished: seeding keeps the rows already present.
   const { unfinished, prepared, realData } = await demoState(db)
   if (prepared || realData) {
