@@ -1,7 +1,7 @@
 import { OAuthResourceConfig, SharedCounterConfig } from '@campus/energy-data/live'
 import { CommonConfig, DatabaseUrl, loadConfig, Port } from '@campus/shared'
 import Type, { type Static } from 'typebox'
-import { ingestService, TOPIC_ROOT } from './service.ts'
+import { ingestService, TopicRoot } from './service.ts'
 
 const IngestConfigSchema = Type.Object({
   ...CommonConfig,
@@ -35,12 +35,7 @@ const IngestConfigSchema = Type.Object({
     pattern: '^[A-Za-z0-9_-]+$',
     description: 'Shared-subscription group: instances in one group split the stream',
   }),
-  MQTT_TOPIC_ROOT: Type.String({
-    default: TOPIC_ROOT,
-    pattern: '^[A-Za-z0-9_.-]+$',
-    description:
-      'First level of the dataloggers\u2019 topics: <root>/<datalogger id>/senml (a broker shared by several sites)',
-  }),
+  MQTT_TOPIC_ROOT: TopicRoot,
   MQTT_SHARED: Type.Boolean({
     default: true,
     description:

@@ -1,6 +1,7 @@
 import { fileURLToPath } from 'node:url'
 import { energyService } from '@campus/energy-data/live'
 import type { ServiceDescriptor } from '@campus/shared'
+import Type from 'typebox'
 
 const path = (relative: string) => fileURLToPath(new URL(relative, import.meta.url))
 
@@ -22,6 +23,14 @@ export const ingestService: ServiceDescriptor = {
 
 /** The first level of every datalogger's topic, unless MQTT_TOPIC_ROOT says otherwise. */
 export const TOPIC_ROOT = 'campus'
+
+/** MQTT_TOPIC_ROOT, as the ingest service and the stack's simulated dataloggers read it. */
+export const TopicRoot = Type.String({
+  default: TOPIC_ROOT,
+  pattern: '^[A-Za-z0-9_.-]+$',
+  description:
+    'First level of the dataloggers\u2019 topics: <root>/<datalogger id>/senml (a broker shared by several sites)',
+})
 
 /** The topic a datalogger publishes its SenML packs on, and the filter of all of them. */
 export const senmlTopic = (datalogger: string, root = TOPIC_ROOT): string => `${root}/${datalogger}/senml`

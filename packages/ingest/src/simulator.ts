@@ -24,7 +24,7 @@ const DEMO_SEED = 1
  */
 export async function startSimulatedDataloggers(
   url: string,
-  options: { intervalMs?: number; log?: (line: string) => void } = {},
+  options: { intervalMs?: number; topicRoot?: string; log?: (line: string) => void } = {},
 ): Promise<{ stop: () => Promise<void> }> {
   const intervalMs = options.intervalMs ?? 5000
   const loggers = DATALOGGERS.filter((d) => d.date_to === null)
@@ -61,7 +61,7 @@ export async function startSimulatedDataloggers(
       // the base name and time once, on the first record; each record names its meter by id
       const [first, ...others] = records
       const payload = JSON.stringify([{ bn: METER_NAME_BASE, bt: Math.floor(now / 1000), ...first }, ...others])
-      clients[i]!.publish(senmlTopic(logger.id), payload, { qos: 1 }, (err) => {
+      clients[i]!.publish(senmlTopic(logger.id, options.topicRoot), payload, { qos: 1 }, (err) => {
         if (err) options.log?.(`simulated ${logger.id}: ${err.message}`)
       })
     })

@@ -1,5 +1,5 @@
 import { energyService } from '@campus/energy-data/service'
-import { ingestService } from '@campus/ingest/service'
+import { ingestService, TopicRoot } from '@campus/ingest/service'
 import { oauthService } from '@campus/oauth-server/service'
 import { CommonConfig, DatabaseUrl, loadConfig, Port, type ServiceDescriptor } from '@campus/shared'
 import Type from 'typebox'
@@ -25,6 +25,7 @@ const StackConfigSchema = Type.Object({
     Type.String({ pattern: '^mqtts?://', description: 'A broker to use instead of the embedded one' }),
   ),
   MQTT_PORT: Port(1884),
+  MQTT_TOPIC_ROOT: TopicRoot,
   SIMULATE_DATALOGGERS: Type.Boolean({
     default: true,
     description: 'Simulated dataloggers publish live demo samples (false: only real ones)',
@@ -36,6 +37,7 @@ export type StackConfig = {
   DATA_DIR: string
   MQTT_URL?: string
   MQTT_PORT?: number
+  MQTT_TOPIC_ROOT?: string
   SIMULATE_DATALOGGERS?: boolean
 } & Record<string, unknown>
 

@@ -43,7 +43,7 @@ and stops everything on Ctrl-C. pnpm demo prints the demo details again.
   --help    this text
 
 Environment: HOST, OAUTH_PORT, ENERGY_PORT, INGEST_PORT, DATA_DIR, OAUTH_DATABASE_URL,
-ENERGY_DATABASE_URL, MQTT_URL, MQTT_PORT, SIMULATE_DATALOGGERS (README.md, "Configuration").
+ENERGY_DATABASE_URL, MQTT_URL, MQTT_PORT, MQTT_TOPIC_ROOT, SIMULATE_DATALOGGERS (README.md, "Configuration").
 `
 
 function options(): { watch: boolean } {
@@ -283,6 +283,7 @@ runMain(async () => {
   if (config.SIMULATE_DATALOGGERS !== false && !stopping) {
     // the demo goes on live: simulated dataloggers continue the seed's model into real time
     const simulated = await startSimulatedDataloggers(mqttUrl, {
+      topicRoot: config.MQTT_TOPIC_ROOT,
       log: (line) => process.stderr.write(`${tag('ingest')}${line}\n`),
     })
     live.push(simulated.stop)

@@ -7,6 +7,7 @@
  */
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { resolve } from 'node:path'
+import { senmlTopic } from '@campus/ingest/service'
 import { type ServiceDescriptor, serviceEndpoints } from '@campus/shared'
 import type { StackConfig } from './services.ts'
 import { services } from './services.ts'
@@ -105,7 +106,10 @@ export function tryItBlock(
   }
   if (mqtt && ingest) {
     const feeding = config.SIMULATE_DATALOGGERS === false ? '' : ' (simulated dataloggers)'
-    rows.push(['Live', `${mqtt} on campus/<datalogger>/senml${feeding}; POST ${ingest}/ingest/senml`])
+    rows.push([
+      'Live',
+      `${mqtt} on ${senmlTopic('<datalogger>', config.MQTT_TOPIC_ROOT)}${feeding}; POST ${ingest}/ingest/senml`,
+    ])
   }
   const width = Math.max(...rows.map(([label]) => label.length)) + 2
   return [

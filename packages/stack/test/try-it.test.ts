@@ -63,7 +63,7 @@ describe('demo details, per database', () => {
     expect(block).toContain("curl -H 'x-api-key: edk_embedded' 'http://127.0.0.1:8710/data/pv?aggregation=1%20h'")
   })
 
-  it('the Live line names the simulated dataloggers only when they run', () => {
+  it('the Live line names the topics and the simulated dataloggers only when they run', () => {
     const live = { mqtt: 'mqtt://127.0.0.1:1883', ingest: 'http://127.0.0.1:8300' }
     const liveLine = (config: StackConfig) =>
       tryItBlock(config, embeddedDetails, live)
@@ -73,5 +73,6 @@ describe('demo details, per database', () => {
     expect(liveLine({ ...embedded, SIMULATE_DATALOGGERS: false })).toBe(
       '  Live            mqtt://127.0.0.1:1883 on campus/<datalogger>/senml; POST http://127.0.0.1:8300/ingest/senml',
     )
+    expect(liveLine({ ...embedded, MQTT_TOPIC_ROOT: 'site2' })).toContain(' on site2/<datalogger>/senml (simulated')
   })
 })

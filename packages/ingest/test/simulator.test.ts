@@ -1,0 +1,38 @@
+/** The simulated dataloggers of `npm start` publish where the ingest service listens. */
+import { DATALOGGERS, METERS } from '@campus/energy-data/live'
+import mqtt from 'mqtt'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startEmbeddedBroker } from '../src/broker.ts'
+import { senmlTopics } from '../src/service.ts'
+import { startSimulatedDataloggers } from '../src/simulator.ts'
+
+let broker: Awaited<ReturnType<typeof startEmbeddedBroker>>
+beforeAll(async () => {
+  broker = await startEmbeddedBroker('127.0.0.1', 0)
+})
+afterAll(async () => broker?.close())
+
+describe('simulated dataloggers', () => {
+  it('publish one SenML pack per datalogger in service under MQTT_TOPIC_ROOT, none under the default root', async () => {
+    const listener = await mqtt.connectAsync(broker.url, { clientId: 'simulator-test' })
+    const received: Array<{ topic: string; pack: Array<Record<string, unknown>> }> = []
+    listener.on('message', (topic, payload) => received.push({ topic, pack: JSON.parse(payload.toString()) }))
+    await listener.subscribeAsync([senmlTopics('site2'), senmlTopics()], { qos: 1 })
+    const inService = DATALOGGERS.filter((d) => d.date_to === null && METERS.some((m) => m.datalogger === d.id))
+    const simulated = await startSimulatedDataloggers(broker.url, { topicRoot: 'site2', intervalMs: 60_000 })
+    try {
+      const deadline = Date.now() + 10_000
+      while (received.length < inService.length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50))
+      // a moment more: nothing else may arrive, under either root
+      await new Promise((r) => setTimeout(r, 300))
+    } finally {
+      await simulated.stop()
+      await listener.endAsync()
+    }
+    expect(received.map((m) => m.topic).sort()).toEqual(inService.map((d) => `site2/${d.id}/senml`).sort())
+    for (const { pack } of received) {
+      expect(pack[0]?.bn).toBe('urn:campus:meter:')
+      expect(pack.every((record) => typeof record.n === 'string')).toBe(true)
+    }
+  })
+})
