@@ -92,6 +92,8 @@ export async function buildApp(options: EnergyAppOptions): Promise<FastifyInstan
     // /metrics is for the operator's scraper, never for a page's script
     cors: (path) => (path === '/metrics' ? undefined : cors),
     frontDoor: { home: '/dashboard', icon: ICON },
+    // the original service's routers redirect a path missing its trailing slash (FastAPI)
+    redirectSlashes: true,
     openapi: {
       info: {
         title: 'data API',

@@ -5,7 +5,7 @@ import { type Harness, startHarness } from './harness.ts'
 let h: Harness
 
 beforeAll(async () => {
-  h = await startHarness()
+  h = await startHarness({ listen: true })
 })
 afterAll(async () => h?.close())
 
@@ -25,5 +25,31 @@ describe('front door', () => {
     expect((await h.app.inject('/dashboard')).body).toContain(
       '<link rel="icon" href="/favicon.ico" type="image/svg+xml">',
     )
+  })
+
+  it('a path missing its trailing slash, or with one too many, is redirected with 307 as FastAPI does', async () => {
+    const key = await h.key(['*'])
+    const bare = await h.app.inject('/metadata/meters')
+    expect(bare.statusCode).toBe(307)
+    expect(bare.headers.location).toBe('/metadata/meters/')
+    const extra = await h.app.inject('/data/pv/?aggregation=1%20h')
+    expect(extra.statusCode).toBe(307)
+    expect(extra.headers.location).toBe('/data/pv?aggregation=1%20h')
+    // what a client does with it: follows, its key and query kept
+    const followed = await fetch(`${h.base}/metadata/meters`, { headers: { 'x-api-key': key } })
+    expect([followed.status, followed.redirected, new URL(followed.url).pathname]).toEqual([
+      200,
+      true,
+      '/metadata/meters/',
+    ])
+    expect(Array.isArray(await followed.json())).toBe(true)
+    const unkeyed = await fetch(`${h.base}/metadata/dataloggers`)
+    expect([unkeyed.status, new URL(unkeyed.url).pathname]).toEqual([401, '/metadata/dataloggers/'])
+    // only to a route of this service, of the same method, without parameters
+    for (const url of ['/metadata/meters/1/', '/nothing', '//example.org/', '//dashboard', '/data/nothing/']) {
+      const res = await h.app.inject(url)
+      expect([url, res.statusCode, res.headers.location]).toEqual([url, 404, undefined])
+    }
+    expect((await h.app.inject({ method: 'POST', url: '/metadata/meters' })).statusCode).toBe(404)
   })
 })

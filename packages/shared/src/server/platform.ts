@@ -2,7 +2,7 @@ import { constants } from 'node:zlib'
 import compress, { type FastifyCompressOptions } from '@fastify/compress'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
-import type { FastifyError, FastifyInstance, FastifyReply, FastifySchema } from 'fastify'
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, FastifySchema, HTTPMethods } from 'fastify'
 import type { Kysely } from 'kysely'
 import type { OpenAPIV3_1 } from 'openapi-types'
 import type { Metric } from 'prom-client'
@@ -34,6 +34,11 @@ export interface PlatformOptions<DB> {
   parameterRules?: readonly ParameterRule[]
   /** `GET /` and the icon. */
   frontDoor?: FrontDoor
+  /**
+   * A path that names a route but for its trailing slash (`/metadata/meters` of the route
+   * `/metadata/meters/`) is redirected to it with 307, as FastAPI's routers do; else 404.
+   */
+  redirectSlashes?: boolean
   openapi: {
     info: { title: string; version: string; description?: string; license?: { name: string; url?: string } }
     tags?: Array<{ name: string; description?: string }>
@@ -185,7 +190,11 @@ export async function registerPlatform<DB>(app: FastifyInstance, options: Platfo
   await app.register(compress, COMPRESSION)
   if (cors) registerUnansweredOptions(app)
 
-  app.setNotFoundHandler((request, reply) => sendError(reply, errors.notFound(request.method, request.url)))
+  app.setNotFoundHandler((request, reply) => {
+    const other = options.redirectSlashes ? slashTwin(app, request) : undefined
+    if (other) return reply.redirect(other, 307)
+    return sendError(reply, errors.notFound(request.method, request.url))
+  })
 
   await app.register(swagger, {
     openapi: {
@@ -213,4 +222,17 @@ export async function registerPlatform<DB>(app: FastifyInstance, options: Platfo
 
   if (options.frontDoor) registerFrontDoor(app, options.frontDoor)
   registerHealth(app, { db: options.db, migrations: options.migrations, tags: options.openapi.healthTags })
+}
+
+/**
+ * The request's path with its trailing slash added or removed, when that names a route of the
+ * same method (its query kept); only routes without parameters, so the answer is always one of
+ * this service's own paths.
+ */
+function slashTwin(app: FastifyInstance, request: FastifyRequest): string | undefined {
+  const path = pathOf(request.url)
+  if (path === '/' || path.includes('//')) return undefined
+  const twin = path.endsWith('/') ? path.slice(0, -1) : `${path}/`
+  if (!app.hasRoute({ method: request.method as HTTPMethods, url: twin })) return undefined
+  return twin + request.url.slice(path.length)
 }
