@@ -41,8 +41,10 @@ export interface EnergyAppOptions {
 
 /**
  * The rollups' days and months in the service's zone, built once (the first start, or a changed
- * ENERGY_TIMEZONE). A deployment that connects as the read-only role cannot write them: it logs so
- * and answers from the hourly rollups until a writer (`pnpm energy seed`, `import`) builds them.
+ * ENERGY_TIMEZONE), in the background: on a long history it takes minutes, which no start-up probe
+ * waits for, and until it commits the days and months are read from the hours (the same answers).
+ * A deployment that connects as the read-only role cannot write them: it logs so and goes on
+ * reading from the hours until a writer (`pnpm energy seed`, `import`) builds them.
  */
 async function buildRollupCalendar(app: FastifyInstance, database: Database<EnergyDatabase>, zone: string) {
   try {
@@ -50,8 +52,17 @@ async function buildRollupCalendar(app: FastifyInstance, database: Database<Ener
       app.log.info({ table, seconds }, `rollups: the days and months of ${zone} built`),
     )
   } catch (error) {
-    if ((error as { code?: string }).code !== '42501') throw error
-    app.log.warn(`rollups: no right to build the days and months of ${zone}: days and months are read from hours`)
+    if ((error as { code?: string }).code === '42501')
+      app.log.warn(`rollups: no right to build the days and months of ${zone}: days and months are read from hours`)
+    // a stop or a lost connection mid-build rolls it back: the next start builds again
+    else app.log.warn({ err: error }, `rollups: the days and months of ${zone} not built: read from hours`)
+  }
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Settles when the rollup calendar's build at start is over, built or not (tests wait for it). */
+    rollupCalendar: Promise<void>
   }
 }
 
@@ -72,7 +83,7 @@ export async function buildApp(options: EnergyAppOptions): Promise<FastifyInstan
     }),
   ).withTypeProvider<TypeBoxTypeProvider>()
 
-  await buildRollupCalendar(app, options.database, settings.zone)
+  app.decorate('rollupCalendar', buildRollupCalendar(app, options.database, settings.zone))
   await app.register(settingsPlugin, { settings, now: options.now ?? Date.now })
   await app.register(databasePlugin, { database: options.database })
   // every answer but /metrics, to the origins configured: callers authenticate by header

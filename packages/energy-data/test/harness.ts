@@ -143,6 +143,8 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   })
   const base = options.listen ? await app.listen({ port: 0, host: '127.0.0.1' }) : ''
   if (!options.listen) await app.ready()
+  // the tests compare the levels the calendar serves: they start once it is built
+  await app.rollupCalendar
   return {
     database,
     db: database.db,

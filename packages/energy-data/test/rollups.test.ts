@@ -6,13 +6,16 @@
  */
 import { needsService } from '@campus/shared/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { buildApp } from '../src/app.ts'
 import { GROUP_COLUMNS } from '../src/catalogue/groups.ts'
 import { seed } from '../src/commands/seed.ts'
+import { defaultSettings } from '../src/config.ts'
 import { AGGREGATION_VALUES, type Aggregation } from '../src/domain/aggregation.ts'
 import { bucketStart } from '../src/domain/buckets.ts'
 import { encoding } from '../src/export/encoders.ts'
 import { measurementsWritten } from '../src/repositories/measurement-writes.ts'
 import { planSeries, readSeries, type SeriesRequest, type SeriesSource } from '../src/repositories/measurements.ts'
+import { buildCalendar, calendarZone, ROLLUP_LOCK } from '../src/repositories/rollups.ts'
 import { dailyTotals } from '../src/repositories/views.ts'
 import { type Harness, startHarness } from './harness.ts'
 
@@ -225,5 +228,43 @@ describe.runIf(onServer)('two writers into one hour', () => {
       count_value: 60,
     })
     expect(rollup.rows).toEqual(recomputed.rows)
+  })
+
+  it('a start does not wait for the days and months of its zone: it answers from the hours meanwhile', async () => {
+    const pool = h.database.pool
+    const key = await h.key(['*'])
+    const url =
+      '/data/pv?aggregation=1%20d&timezone=UTC&start_datetime=2024-03-01%2000:00:00&end_datetime=2024-03-04%2000:00:00'
+    // a writer (or another instance's build) holds the rollup lock: the build must wait for it
+    const holder = await pool.connect()
+    await holder.query('begin')
+    await holder.query('select pg_advisory_xact_lock($1)', [ROLLUP_LOCK])
+    const app = await buildApp({ database: h.database, settings: defaultSettings({ zone: 'UTC' }) })
+    let during: Array<Record<string, unknown>>
+    try {
+      await app.ready()
+      let settled = false
+      void app.rollupCalendar.then(() => {
+        settled = true
+      })
+      const answer = await app.inject({ url, headers: { 'x-api-key': key } })
+      expect(answer.statusCode).toBe(200)
+      during = answer.json()
+      await new Promise((resolve) => setTimeout(resolve, 200))
+      expect([settled, await calendarZone(pool)]).toEqual([false, 'Europe/Rome'])
+    } finally {
+      await holder.query('commit')
+      holder.release()
+    }
+    try {
+      await app.rollupCalendar
+      expect(await calendarZone(pool)).toBe('UTC')
+      const after = (await app.inject({ url, headers: { 'x-api-key': key } })).json()
+      expect(during.length).toBe(4)
+      expectSame(after, during, 'the days of UTC from its days, and from the hours before them')
+    } finally {
+      await app.close()
+      await buildCalendar(pool, 'Europe/Rome')
+    }
   })
 })
