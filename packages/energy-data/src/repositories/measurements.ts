@@ -46,10 +46,7 @@ interface SeriesPlan {
   edges: number[]
   /** Upper bound of the rows the window holds: buckets x series, exact with `fill=null`. */
   bound: number
-  /**
-   * The rollup level buckets are read from: the calendar zone's days or months when the request
-   * is in that zone, else hours when every edge lies on a UTC hour; else none (the quarter hours).
-   */
+  /** The rollup level buckets are read from (`servingLevel`); none: the quarter hours. */
   level: RollupLevel | undefined
 }
 

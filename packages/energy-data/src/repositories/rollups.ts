@@ -127,7 +127,7 @@ export async function calendarZone(
   const query = 'select zone from rollup_calendar'
   const result =
     client instanceof Kysely
-      ? await sql<{ zone: string }>`${sql.raw(query)}`.execute(client)
+      ? await sql.raw<{ zone: string }>(query).execute(client)
       : await client.query<{ zone: string }>(query)
   return result.rows[0]?.zone
 }

@@ -99,24 +99,29 @@ export async function dailyTotals<G extends GroupName, C extends Column<G>>(
   options: { quarterScan?: boolean } = {},
 ): Promise<Array<DailyTotals<C>>> {
   const level = options.quarterScan ? undefined : await dayLevel(db, zone, from, to)
-  const day = sql`to_char(${sql.ref(level ? 'start' : 'time_15m')} at time zone ${zone}, 'YYYY-MM-DD')`
-  const { rows } = level
-    ? await sql<Record<string, unknown>>`
-        select ${day} as day, sum(quarters) as quarters,
-          ${sql.join(columns.map((c) => sql`sum(${sql.ref(`${c}_sum`)}) as ${sql.ref(c)}`))},
-          ${sql.join(columns.map((c, i) => sql`sum(${sql.ref(`${c}_n`)}) as ${sql.ref(`n${i}`)}`))}
-        from ${sql.table(`${group}_rollup`)}
-        where level = ${level} and start >= ${ts(from)} and start < ${ts(to)}
-        group by 1
-        order by 1`.execute(db)
-    : await sql<Record<string, unknown>>`
-        select ${day} as day, count(*) as quarters,
-          ${sql.join(columns.map((c) => sql`sum(${sql.ref(c)}) as ${sql.ref(c)}`))},
-          ${sql.join(columns.map((c, i) => sql`count(${sql.ref(c)}) as ${sql.ref(`n${i}`)}`))}
-        from ${table(group)}
-        where time_15m >= ${ts(from)} and time_15m < ${ts(to)}
-        group by 1
-        order by 1`.execute(db)
+  // the same query over either source: a rollup row holds its quarter hours' count and sums
+  const source = level
+    ? {
+        rows: sql`${sql.table(`${group}_rollup`)} where level = ${level} and start >= ${ts(from)} and start < ${ts(to)}`,
+        time: sql.ref('start'),
+        quarters: sql`sum(quarters)`,
+        sum: (c: string) => sql`sum(${sql.ref(`${c}_sum`)})`,
+        count: (c: string) => sql`sum(${sql.ref(`${c}_n`)})`,
+      }
+    : {
+        rows: sql`${table(group)} where time_15m >= ${ts(from)} and time_15m < ${ts(to)}`,
+        time: sql.ref('time_15m'),
+        quarters: sql`count(*)`,
+        sum: (c: string) => sql`sum(${sql.ref(c)})`,
+        count: (c: string) => sql`count(${sql.ref(c)})`,
+      }
+  const { rows } = await sql<Record<string, unknown>>`
+    select to_char(${source.time} at time zone ${zone}, 'YYYY-MM-DD') as day, ${source.quarters} as quarters,
+      ${sql.join(columns.map((c) => sql`${source.sum(c)} as ${sql.ref(c)}`))},
+      ${sql.join(columns.map((c, i) => sql`${source.count(c)} as ${sql.ref(`n${i}`)}`))}
+    from ${source.rows}
+    group by 1
+    order by 1`.execute(db)
   return rows.map((row) => ({
     day: row.day as string,
     quarters: Number(row.quarters),
