@@ -5,6 +5,7 @@
  */
 import {
   type Command,
+  commandFailed,
   openMigratedDatabase,
   parseFlags,
   requiredFlag,
@@ -17,12 +18,13 @@ import type pg from 'pg'
 import { GROUP_NAMES, type GroupName } from './catalogue/groups.ts'
 import { exportData, login, tokenFile } from './client/commands.ts'
 import { keyCreate, keyList, keyRevoke } from './commands/keys.ts'
+import { setLiveFrom } from './commands/live-from.ts'
 import { refreshRollups } from './commands/rollups.ts'
 import { demo, demoKey, seed } from './commands/seed.ts'
 import { loadEnergyConfig } from './config.ts'
 import type { EnergyDatabase } from './db/schema.ts'
 import { importFiles } from './import/import-csv.ts'
-import { listQuarantine, replayQuarantine } from './repositories/quarantine.ts'
+import { listQuarantine, quarantinedPayload, replayQuarantine } from './repositories/quarantine.ts'
 import { buildCalendar } from './repositories/rollups.ts'
 import { energyService, FIRST_PARTY_CLIENT_ID } from './service.ts'
 
@@ -156,6 +158,18 @@ const commands: Record<string, Command<Context>> = {
       return listQuarantine(pool, { all: values.all === true, limit })
     },
   },
+  'quarantine:payload': {
+    usage: 'quarantine:payload --id PAYLOAD_ID     (the bytes of a quarantined message, as kept, on stdout)',
+    async run({ pool }, args) {
+      const { values } = parseFlags(args, { id: { type: 'string' } })
+      const id = Number(values.id)
+      if (!Number.isSafeInteger(id) || id < 1) throw usageError('--id is a payload_id of quarantine:list')
+      const payload = await quarantinedPayload(pool, id)
+      if (!payload) throw commandFailed(`no quarantined message ${id}`)
+      await new Promise<void>((resolve, reject) => process.stdout.write(payload, (e) => (e ? reject(e) : resolve())))
+      return undefined
+    },
+  },
   'quarantine:replay': {
     usage: 'quarantine:replay (--id ID... | --all)',
     async run(context, args) {
@@ -166,6 +180,17 @@ const commands: Record<string, Command<Context>> = {
       if (ids.some((id) => !Number.isSafeInteger(id) || id < 1)) throw usageError('--id is a quarantine row id')
       await calendar(context)
       return replayQuarantine(context.pool, all ? 'all' : ids)
+    },
+  },
+  'meter:live-from': {
+    usage: 'meter:live-from --meter ID (--from DATETIME | --clear)',
+    run({ pool }, args) {
+      const { values } = parseFlags(args, {
+        meter: { type: 'string' },
+        from: { type: 'string' },
+        clear: { type: 'boolean' },
+      })
+      return setLiveFrom(pool, values)
     },
   },
   'rollups:refresh': {

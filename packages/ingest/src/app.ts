@@ -1,3 +1,4 @@
+import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib'
 import {
   authenticate,
   authenticateBearer,
@@ -5,29 +6,38 @@ import {
   type EnergyDatabase,
   energyErrors,
   failedAuthentications,
-  inTransaction,
   RateLimitedResponse,
   type TokenIntrospector,
-  takeMessages,
   touchApiKey,
   unauthorized,
   WRITE_ENERGY,
   writeAllowed,
 } from '@campus/energy-data/live'
-import { createAttemptCounter, type Database, readMigrations, registerPlatform, serverOptions } from '@campus/shared'
+import {
+  createAttemptCounter,
+  type Database,
+  type ReadinessCheck,
+  readMigrations,
+  registerPlatform,
+  serverOptions,
+} from '@campus/shared'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify'
 import Type from 'typebox'
-import { quarantineWhole, unavailable } from './failures.ts'
 import type { IngestMetrics } from './metrics.ts'
 import { ingestService } from './service.ts'
+import { type BatchWriter, WriterUnavailable } from './writer.ts'
 
 export interface IngestAppOptions {
   database: Database<EnergyDatabase>
   metrics: IngestMetrics
+  /** The one writer of live messages (the broker's too). */
+  writer: BatchWriter
   logLevel?: string
-  maxFutureMs: number
+  /** Largest pack taken, decompressed (INGEST_MAX_BODY_BYTES). */
   maxBodyBytes: number
+  /** Checks /health/ready runs beside the database's: the writer, the broker. */
+  readiness?: Record<string, ReadinessCheck>
   /** Introspects the OAuth server's access tokens; absent: API keys only. */
   tokens?: TokenIntrospector | undefined
   /** Failed authentications a minute per address before 429 (INGEST_RATE_LIMIT_FAILED_AUTH). */
@@ -38,6 +48,36 @@ export interface IngestAppOptions {
 
 const SENML_TYPES = ['application/senml+json', 'application/json']
 
+/** Content-Encodings a gateway may compress a pack with, each decompressed to at most the pack limit. */
+const DECODERS: Record<string, (body: Buffer, maxOutputLength: number) => Buffer> = {
+  gzip: (body, maxOutputLength) => gunzipSync(body, { maxOutputLength }),
+  deflate: (body, maxOutputLength) => inflateSync(body, { maxOutputLength }),
+  br: (body, maxOutputLength) => brotliDecompressSync(body, { maxOutputLength }),
+}
+const ENCODINGS = ['identity', ...Object.keys(DECODERS)]
+
+/** The pack as sent: decompressed (bounded) when the gateway compressed it. */
+function decoded(request: FastifyRequest, body: Buffer, maxBytes: number): Buffer {
+  const encoding = String(request.headers['content-encoding'] ?? 'identity')
+    .trim()
+    .toLowerCase()
+  if (encoding === 'identity') return body
+  const decode = DECODERS[encoding]
+  if (!decode) {
+    throw new DetailError(415, `Unsupported Content-Encoding ${encoding}: send ${ENCODINGS.join(', ')}`, {
+      headers: { 'Accept-Encoding': ENCODINGS.join(', ') },
+    })
+  }
+  try {
+    return decode(body, maxBytes)
+  } catch (error) {
+    if ((error as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE' || error instanceof RangeError) {
+      throw new DetailError(413, `The pack holds more than ${maxBytes} bytes once decompressed`)
+    }
+    throw new DetailError(400, `The body is not valid ${encoding}`)
+  }
+}
+
 const Detail = Type.Object({ detail: Type.String() }, { title: 'Error' })
 const Refusal = Type.Object({
   index: Type.Union([Type.Integer(), Type.Null()], {
@@ -46,6 +86,15 @@ const Refusal = Type.Object({
   code: Type.String(),
   reason: Type.String(),
 })
+const NotTaken = Type.Object(
+  {
+    detail: Type.String(),
+    refused: Type.Optional(
+      Type.Array(Refusal, { description: 'Each record refused (all of them: nothing was taken)' }),
+    ),
+  },
+  { title: 'NotTaken' },
+)
 const Taken = Type.Object(
   {
     samples: Type.Integer({ description: 'Samples stored' }),
@@ -110,6 +159,7 @@ export async function buildIngestApp(options: IngestAppOptions): Promise<Fastify
     db: options.database.db,
     migrations: readMigrations(ingestService.migrationsDir),
     metrics: Object.values(options.metrics),
+    ...(options.readiness ? { readiness: options.readiness } : {}),
     openapi: {
       info: {
         title: 'ingest',
@@ -130,8 +180,14 @@ export async function buildIngestApp(options: IngestAppOptions): Promise<Fastify
   const failures = createAttemptCounter(60, options.redisUrl, 'ingest-rl:auth-failures:')
   const throttle = failedAuthentications(failures, options.failedAuthLimit ?? 30)
   app.addHook('onClose', async () => failures.close())
-  // the raw text is kept: a refused pack goes to the quarantine as it came
-  app.addContentTypeParser(SENML_TYPES, { parseAs: 'string' }, (_request, body, done) => done(null, body))
+  // the raw bytes are kept: a refused pack goes to the quarantine as it came
+  app.addContentTypeParser(SENML_TYPES, { parseAs: 'buffer' }, (request, body, done) => {
+    try {
+      done(null, decoded(request, body as Buffer, options.maxBodyBytes))
+    } catch (error) {
+      done(error as Error, undefined)
+    }
+  })
 
   app.post(
     '/ingest/senml',
@@ -150,13 +206,15 @@ export async function buildIngestApp(options: IngestAppOptions): Promise<Fastify
           'x-api-key': Type.Optional(Type.String()),
           authorization: Type.Optional(Type.String({ description: 'Bearer <access token with write_energy>' })),
         }),
-        body: Type.String({ description: 'The SenML pack, as JSON text' }),
+        body: Type.Any({ description: 'The SenML pack, as JSON text (Content-Encoding gzip, deflate or br accepted)' }),
         response: {
           200: Taken,
+          400: Detail,
           401: Detail,
           403: Detail,
+          413: Detail,
           415: Detail,
-          422: Detail,
+          422: NotTaken,
           429: RateLimitedResponse,
           503: Detail,
         },
@@ -169,39 +227,31 @@ export async function buildIngestApp(options: IngestAppOptions): Promise<Fastify
         throw new DetailError(415, `Unsupported Media Type: send ${SENML_TYPES.join(' or ')}`)
       }
       options.metrics.messages.inc({ transport: 'http' })
-      const message = { source: `http:${credential.name}`, payload: request.body, receivedMs: Date.now() }
-      let result: Awaited<ReturnType<typeof takeMessages>>
+      const message = { source: `http:${credential.name}`, payload: request.body as Buffer, receivedMs: Date.now() }
+      let result: Awaited<ReturnType<BatchWriter['take']>>
       try {
-        result = await inTransaction(options.database.pool, (c) =>
-          takeMessages(c, [message], { maxFutureMs: options.maxFutureMs }),
-        )
+        result = await options.writer.take(message)
       } catch (error) {
+        if (!(error instanceof WriterUnavailable)) throw error
         request.log.warn({ err: error }, 'the database could not take the pack')
-        if (unavailable(error)) {
-          throw new DetailError(503, 'The measurements could not be written now; send the pack again', {
-            headers: { 'Retry-After': '5' },
-          })
-        }
-        // refused for what it holds: kept whole, never sent again in vain
-        await quarantineWhole(options.database.pool, message, error).catch(() => {
-          throw new DetailError(503, 'The measurements could not be written now; send the pack again', {
-            headers: { 'Retry-After': '5' },
-          })
+        throw new DetailError(503, 'The measurements could not be written now; send the pack again', {
+          headers: { 'Retry-After': '5' },
         })
-        options.metrics.quarantined.inc({ code: 'not_written' })
-        throw new DetailError(422, 'The pack could not be written (kept in the quarantine)')
       }
-      options.metrics.samples.inc(result.samples)
-      options.metrics.duplicates.inc(result.duplicates)
-      for (const r of result.refused) options.metrics.quarantined.inc({ code: r.code })
       const whole = result.refused.find((r) => r.index === null)
-      // the key's bookkeeping: a pack taken, as a read answered is at the data API
-      if (!whole && credential.keyId !== undefined) await touchApiKey(options.database.db, credential.keyId)
       if (whole) return reply.code(422).send({ detail: `${whole.reason} (kept in the quarantine)` })
+      if (result.samples === 0 && result.duplicates === 0 && result.refused.length > 0) {
+        return reply.code(422).send({
+          detail: 'No record of the pack could be taken (each is kept in the quarantine with its reason)',
+          refused: result.refused,
+        })
+      }
+      // the key's bookkeeping: a pack taken, as a read answered is at the data API
+      if (credential.keyId !== undefined) await touchApiKey(options.database.db, credential.keyId)
       return {
         samples: result.samples,
         duplicates: result.duplicates,
-        quarantined: result.quarantined,
+        quarantined: result.refused.length,
         refused: result.refused,
       }
     },

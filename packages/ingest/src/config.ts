@@ -1,5 +1,5 @@
 import { OAuthResourceConfig, SharedCounterConfig } from '@campus/energy-data/live'
-import { CommonConfig, DatabaseUrl, loadConfig, Port } from '@campus/shared'
+import { CommonConfig, ConfigError, DatabaseUrl, loadConfig, Port } from '@campus/shared'
 import Type, { type Static } from 'typebox'
 import { ingestService, TopicRoot } from './service.ts'
 
@@ -30,6 +30,10 @@ const IngestConfigSchema = Type.Object({
         'Client id of this instance at the broker: its persistent session (default: ingest-<host>-<port>, stable across restarts)',
     }),
   ),
+  MQTT_USERNAME: Type.Optional(
+    Type.String({ minLength: 1, description: 'The ingest service\u2019s user at the broker' }),
+  ),
+  MQTT_PASSWORD: Type.Optional(Type.String({ minLength: 1, description: 'Its password' })),
   MQTT_SHARE_GROUP: Type.String({
     default: 'ingest',
     pattern: '^[A-Za-z0-9_-]+$',
@@ -44,12 +48,30 @@ const IngestConfigSchema = Type.Object({
   MQTT_SESSION_SECONDS: Type.Integer({
     minimum: 0,
     default: 86_400,
-    description: 'How long the broker keeps this instance’s session (and its messages) while it is away',
+    description: 'How long the broker keeps this instance\u2019s session (and its messages) while it is away',
+  }),
+  MQTT_KEEPALIVE_SECONDS: Type.Integer({
+    minimum: 5,
+    maximum: 3600,
+    default: 30,
+    description: 'MQTT keepalive: a broker silent for 1.5 times this is left and connected again',
+  }),
+  MQTT_IN_FLIGHT: Type.Integer({
+    minimum: 1,
+    maximum: 65_535,
+    default: 1000,
+    description:
+      'Messages the broker may send ahead of their acknowledgement (MQTT 5 receive maximum); each is acknowledged after its commit, so they are the batches the writer commits together',
   }),
   INGEST_BATCH_MESSAGES: Type.Integer({
     minimum: 1,
-    default: 500,
+    default: 1000,
     description: 'Most messages written in one transaction',
+  }),
+  INGEST_BATCH_SAMPLES: Type.Integer({
+    minimum: 1,
+    default: 20_000,
+    description: 'Most samples written in one transaction (a message larger than this is written alone)',
   }),
   INGEST_BATCH_MS: Type.Integer({
     minimum: 0,
@@ -57,25 +79,50 @@ const IngestConfigSchema = Type.Object({
     description:
       'How long a batch waits for more messages before it is written (0: none; messages arriving during a write form the next batch)',
   }),
-  MQTT_CONNECTIONS: Type.Integer({
-    minimum: 1,
-    maximum: 32,
-    default: 8,
-    description:
-      'Connections of this instance in its shared-subscription group: each takes one message at a time, acknowledged after its commit, so several keep the writer busy (1 without a shared subscription)',
-  }),
   INGEST_MAX_FUTURE_SECONDS: Type.Integer({
     minimum: 0,
     default: 300,
     description: 'A sample stamped further ahead of its arrival than this goes to the quarantine',
   }),
+  INGEST_MAX_AGE_DAYS: Type.Integer({
+    minimum: 1,
+    default: 30,
+    description:
+      'A sample stamped further back than this before its arrival goes to the quarantine (a datalogger\u2019s buffer after an outage fits in it)',
+  }),
   INGEST_MAX_BODY_BYTES: Type.Integer({
     minimum: 1024,
     default: 1_048_576,
-    description: 'Largest SenML pack POST /ingest/senml takes',
+    description:
+      'Largest SenML pack taken, over HTTP or MQTT (a larger one is refused: 413 over HTTP; over MQTT quarantined by its first 4 KiB)',
+  }),
+  INGEST_STALL_SECONDS: Type.Integer({
+    minimum: 1,
+    default: 60,
+    description: 'Messages held this long without a commit make /health/ready answer 503 (the writer is stalled)',
+  }),
+  INGEST_SAMPLES_RETENTION_DAYS: Type.Integer({
+    minimum: 0,
+    default: 0,
+    description:
+      'Raw samples older than this are dropped by whole months (their quarter hours stay); 0 keeps them all. Longer than INGEST_MAX_AGE_DAYS',
+  }),
+  INGEST_QUARANTINE_RETENTION_DAYS: Type.Integer({
+    minimum: 1,
+    default: 90,
+    description: 'Quarantined messages older than this are deleted',
   }),
 })
 
 export type IngestConfig = Static<typeof IngestConfigSchema>
 
-export const loadIngestConfig = (): IngestConfig => loadConfig(IngestConfigSchema)
+export function loadIngestConfig(): IngestConfig {
+  const config = loadConfig(IngestConfigSchema)
+  const retention = config.INGEST_SAMPLES_RETENTION_DAYS
+  if (retention !== 0 && retention <= config.INGEST_MAX_AGE_DAYS) {
+    throw new ConfigError(
+      `INGEST_SAMPLES_RETENTION_DAYS (${retention}) must exceed INGEST_MAX_AGE_DAYS (${config.INGEST_MAX_AGE_DAYS}): a sample still taken must find its month kept`,
+    )
+  }
+  return config
+}

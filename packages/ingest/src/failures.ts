@@ -1,10 +1,8 @@
-import type { LiveMessage } from '@campus/energy-data/live'
-import type pg from 'pg'
-
 /**
  * SQLSTATE classes worth waiting for and writing again: a database that cannot be reached or is
  * going away (08, 53, 57), a transaction rolled back for another's sake (40: a deadlock, a
- * serialization failure).
+ * serialization failure). Anything else is a refusal of what was written (22: a value, 23: a
+ * constraint...): the message is kept in the quarantine, never written again in vain.
  */
 const UNAVAILABLE = /^(08|40|53|57)/
 
@@ -16,16 +14,9 @@ export const unavailable = (error: unknown): boolean => {
   return /connection|terminated|timeout/i.test(error instanceof Error ? error.message : String(error))
 }
 
-/**
- * A message the database refused alone (an overflow, say): kept whole in the quarantine with why,
- * so it never holds the stream; a redelivery finds it kept.
- */
-export async function quarantineWhole(pool: pg.Pool, message: LiveMessage, error: unknown): Promise<void> {
-  const code = (error as { code?: string }).code ?? (error instanceof Error ? error.name : 'unknown')
-  await pool.query(
-    `insert into quarantine (received_at, source, code, reason, record_index, payload)
-     values ($1, $2, 'not_written', $3, null, $4)
-     on conflict (payload_digest, (coalesce(record_index, -1)), source) where replayed_at is null do nothing`,
-    [new Date(message.receivedMs), message.source, `the message could not be written (${code})`, message.payload],
-  )
+/** A failure in a few words for a log line or a quarantine reason: its SQLSTATE and message. */
+export function describeFailure(error: unknown): string {
+  const code = (error as { code?: unknown }).code
+  const message = error instanceof Error ? error.message : String(error)
+  return `${typeof code === 'string' ? `${code}: ` : ''}${message}`.slice(0, 200)
 }

@@ -18,6 +18,11 @@ export function ingestMetrics(held: () => number) {
       'Batches the database could not take (held unacknowledged, written again)',
       [],
     ),
+    dropped: serviceCounter(
+      'ingest_dropped_total',
+      'Messages that could be neither written nor quarantined (logged), let go so the stream goes on',
+      [],
+    ),
     held: serviceGauge('ingest_held_messages', 'Messages received and not yet committed', held),
   }
 }

@@ -1,11 +1,18 @@
-import { type EnergyDatabase, oauthSettings, TokenIntrospector } from '@campus/energy-data/live'
+import {
+  type EnergyDatabase,
+  oauthSettings,
+  prepareSamplePartitions,
+  TokenIntrospector,
+} from '@campus/energy-data/live'
 import { runMain, startService } from '@campus/shared'
 import { buildIngestApp } from './app.ts'
 import { loadIngestConfig } from './config.ts'
 import { defaultClientId, startConsumer } from './consumer.ts'
+import { startHousekeeping } from './housekeeping.ts'
 import { ingestMetrics } from './metrics.ts'
+import type { Subscriber } from './mqtt-session.ts'
 import { ingestService } from './service.ts'
-import { BatchWriter } from './writer.ts'
+import { BatchWriter, writerReadiness } from './writer.ts'
 
 runMain(async () => {
   const config = loadIngestConfig()
@@ -15,58 +22,91 @@ runMain(async () => {
     config,
     build: async (database) => {
       let writer: BatchWriter | undefined
+      let subscriber: Subscriber | undefined
       const metrics = ingestMetrics(() => writer?.held ?? 0)
+      writer = new BatchWriter(database.pool, {
+        batchMessages: config.INGEST_BATCH_MESSAGES,
+        batchSamples: config.INGEST_BATCH_SAMPLES,
+        batchMs: config.INGEST_BATCH_MS,
+        limits: {
+          maxFutureMs: config.INGEST_MAX_FUTURE_SECONDS * 1000,
+          maxAgeMs: config.INGEST_MAX_AGE_DAYS * 86_400_000,
+          maxBytes: config.INGEST_MAX_BODY_BYTES,
+        },
+        stallMs: config.INGEST_STALL_SECONDS * 1000,
+        metrics,
+        log: { info: (o, m) => app.log.info(o, m), warn: (o, m) => app.log.warn(o, m) },
+      })
+      const held = writer
       const app = await buildIngestApp({
         database,
         metrics,
+        writer: held,
         logLevel: config.LOG_LEVEL,
-        maxFutureMs: config.INGEST_MAX_FUTURE_SECONDS * 1000,
         maxBodyBytes: config.INGEST_MAX_BODY_BYTES,
         tokens: introspection ? new TokenIntrospector(introspection) : undefined,
         failedAuthLimit: config.INGEST_RATE_LIMIT_FAILED_AUTH,
         redisUrl: config.REDIS_URL,
+        readiness: {
+          writer: writerReadiness(held),
+          ...(config.MQTT_URL
+            ? { broker: () => (subscriber?.connected() ? 'ok' : `not subscribed at ${config.MQTT_URL}`) }
+            : {}),
+        },
       })
+      // the months samples will need, before they come; retention of samples and quarantine
+      await prepareSamplePartitions(database.pool)
+      const housekeeping = startHousekeeping(database.pool, config, app.log)
+      app.addHook('onClose', async () => housekeeping.stop())
       if (!config.MQTT_URL) {
         app.log.warn('MQTT_URL is not set: no broker, POST /ingest/senml only')
+        app.addHook('preClose', async () => held.drain())
         return app
       }
-      writer = new BatchWriter(database.pool, {
-        batchMessages: config.INGEST_BATCH_MESSAGES,
-        batchMs: config.INGEST_BATCH_MS,
-        maxFutureMs: config.INGEST_MAX_FUTURE_SECONDS * 1000,
-        metrics,
-        log: app.log,
-      })
-      const held = writer
-      const consumer = (clientId: string) =>
-        startConsumer({
-          url: config.MQTT_URL as string,
-          clientId,
-          shareGroup: config.MQTT_SHARED ? config.MQTT_SHARE_GROUP : undefined,
-          sessionSeconds: config.MQTT_SESSION_SECONDS,
-          topicRoot: config.MQTT_TOPIC_ROOT,
-          writer: held,
-          onMessage: () => metrics.messages.inc({ transport: 'mqtt' }),
-          log: app.log,
-        })
-      const clientId = config.MQTT_CLIENT_ID ?? defaultClientId(config.INGEST_PORT)
-      const first = await consumer(clientId)
-      const { shared } = first
-      // more connections in the group only where the stream is shared (a plain subscription would count twice)
-      const more = shared
-        ? await Promise.all(
-            Array.from({ length: config.MQTT_CONNECTIONS - 1 }, (_, i) => consumer(`${clientId}-${i + 2}`)),
+      const mqttUrl = config.MQTT_URL
+      // the broker's backlog is taken once the service answers: its probes and POST never wait for it;
+      // a broker that cannot be reached (or refuses) is tried again, and readiness says so meanwhile
+      let closing = false
+      const subscribe = async (delayMs: number): Promise<void> => {
+        if (closing) return
+        try {
+          subscriber = await startConsumer({
+            url: mqttUrl,
+            clientId: config.MQTT_CLIENT_ID ?? defaultClientId(config.INGEST_PORT),
+            username: config.MQTT_USERNAME,
+            password: config.MQTT_PASSWORD,
+            shareGroup: config.MQTT_SHARED ? config.MQTT_SHARE_GROUP : undefined,
+            sessionSeconds: config.MQTT_SESSION_SECONDS,
+            keepaliveSeconds: config.MQTT_KEEPALIVE_SECONDS,
+            inFlight: config.MQTT_IN_FLIGHT,
+            maxMessageBytes: config.INGEST_MAX_BODY_BYTES,
+            topicRoot: config.MQTT_TOPIC_ROOT,
+            writer: held,
+            onMessage: () => metrics.messages.inc({ transport: 'mqtt' }),
+            log: app.log,
+          })
+          if (closing) return void (await subscriber.close())
+          app.log.info(
+            { broker: mqttUrl, shared: subscriber.shared, mqtt: subscriber.version === 5 ? '5' : '3.1.1' },
+            'taking measurements from the broker',
           )
-        : []
-      const clients = [first, ...more].map((c) => c.client)
-      app.log.info(
-        { broker: config.MQTT_URL, shared, connections: clients.length },
-        'taking measurements from the broker',
-      )
+        } catch (error) {
+          app.log.warn(
+            { err: error, broker: mqttUrl, retryMs: delayMs },
+            'cannot subscribe at the broker; trying again',
+          )
+          await new Promise((resolve) => setTimeout(resolve, delayMs))
+          return subscribe(Math.min(delayMs * 2, 30_000))
+        }
+      }
+      app.addHook('onListen', async () => {
+        void subscribe(1000)
+      })
       // SIGTERM: stop taking messages, write and acknowledge those held, then leave the session to the broker
       app.addHook('preClose', async () => {
+        closing = true
         await held.drain()
-        await Promise.all(clients.map((c) => c.endAsync()))
+        await subscriber?.close()
       })
       return app
     },

@@ -1,28 +1,69 @@
-import { type BatchResult, inTransaction, type LiveMessage, takeMessages } from '@campus/energy-data/live'
+import {
+  type BatchResult,
+  type IntakeLimits,
+  inTransaction,
+  type LiveMessage,
+  type MessageResult,
+  quarantineRefusals,
+  type ResolvedMessage,
+  resolveMessage,
+  takeMessages,
+} from '@campus/energy-data/live'
 import type pg from 'pg'
-import { quarantineWhole, unavailable } from './failures.ts'
+import { describeFailure, unavailable } from './failures.ts'
 import type { IngestMetrics } from './metrics.ts'
 
 export interface WriterOptions {
+  /** Most messages in one transaction. */
   batchMessages: number
+  /** Most samples in one transaction (a batch holds at least one message whatever its size). */
+  batchSamples: number
+  /** How long a batch waits for more messages before it is written (0: none). */
   batchMs: number
-  maxFutureMs: number
+  limits: IntakeLimits
+  /** A message held longer than this without a commit makes the writer "stalled" (readiness). */
+  stallMs: number
   metrics: IngestMetrics
-  log: { warn: (o: object, m: string) => void; info: (o: object, m: string) => void }
+  log: {
+    warn: (o: object, m: string) => void
+    info: (o: object, m: string) => void
+    error?: (o: object, m: string) => void
+  }
 }
 
 interface Pending {
-  message: LiveMessage
-  done: () => void
+  resolved: ResolvedMessage
+  samples: number
+  /** Called once the message is committed (or kept in the quarantine). */
+  done: (result: MessageResult) => void
+  /** Over HTTP: the sender is told and sends again; the message is not held. */
+  failed?: (error: unknown) => void
+  /** Committed (a batch split in two commits its first half before the second may fail). */
+  finished: boolean
+}
+
+/** /health/ready's check of a writer: "ok", or since when messages wait without a commit. */
+export const writerReadiness = (writer: BatchWriter) => (): string => {
+  const since = writer.stalledSince()
+  return since === undefined
+    ? 'ok'
+    : `stalled: ${writer.held} message(s) held without a commit since ${new Date(since).toISOString()}`
+}
+
+/** Thrown to an HTTP sender when the database cannot take its message now. */
+export class WriterUnavailable extends Error {
+  override name = 'WriterUnavailable'
 }
 
 /**
- * Messages from the broker, written in batches (one transaction each) and acknowledged only once
- * committed: a message held here when the process dies is redelivered by the broker. While the
- * database cannot be reached the batch is written again and again (backing off), acknowledging
- * nothing. A batch the database refuses for its content is written message by message, and a
- * message it still refuses is quarantined whole with the database's reason, so one bad message
- * never holds the stream.
+ * The one writer of live messages: each is read as it arrives (its pack parsed while earlier ones
+ * are written), then taken with every message that arrived meanwhile in one transaction (group
+ * commit), and acknowledged, in the order they came, only once committed: a message held here when
+ * the process dies is redelivered by the broker. While the database cannot be reached a broker's
+ * messages are written again and again (backing off); an HTTP sender is answered at once and sends
+ * again. A batch the database refuses for its content is split until the message it refuses is
+ * alone; that one is kept in the quarantine with the database's reason, so one bad message never
+ * holds the stream.
  */
 export class BatchWriter {
   private readonly queue: Pending[] = []
@@ -30,6 +71,7 @@ export class BatchWriter {
   private writing: Promise<void> | undefined
   private stopped = false
   private accepting = true
+  private lastCommit = Date.now()
   private readonly pool: pg.Pool
   private readonly options: WriterOptions
 
@@ -38,19 +80,36 @@ export class BatchWriter {
     this.options = options
   }
 
-  /** Holds a message; `done` runs once it is committed (then the broker may forget it). */
+  /** Holds a broker's message; `done` runs once it is committed (then the broker may forget it). */
   submit(message: LiveMessage, done: () => void): void {
     // draining: a message arriving now stays unacknowledged, the broker delivers it again
     if (!this.accepting) return
-    this.queue.push({ message, done })
-    if (this.queue.length >= this.options.batchMessages) this.kick()
-    // batchMs 0: the next turn of the event loop; messages arriving while a batch is written form the next one
+    this.enqueue(message, { done: () => done() })
+  }
+
+  /** Takes an HTTP sender's message: its result once committed; WriterUnavailable when the database cannot take it now. */
+  take(message: LiveMessage): Promise<MessageResult> {
+    if (!this.accepting) return Promise.reject(new WriterUnavailable('the service is stopping'))
+    return new Promise((resolve, reject) => this.enqueue(message, { done: resolve, failed: reject }))
+  }
+
+  private enqueue(message: LiveMessage, callbacks: Pick<Pending, 'done' | 'failed'>): void {
+    const resolved = resolveMessage(message, this.options.limits.maxBytes)
+    if (this.queue.length === 0) this.lastCommit = Date.now()
+    this.queue.push({ resolved, samples: resolved.samples.length, finished: false, ...callbacks })
+    if (this.options.batchMs === 0 || this.queue.length >= this.options.batchMessages) this.kick()
     else if (!this.timer) this.timer = setTimeout(() => this.kick(), this.options.batchMs)
   }
 
   /** Messages held and not yet committed. */
   get held(): number {
     return this.queue.length
+  }
+
+  /** Since when messages have been held without a commit, when longer than the stall bound; else undefined. */
+  stalledSince(now = Date.now()): number | undefined {
+    if (this.queue.length === 0) return undefined
+    return now - this.lastCommit > this.options.stallMs ? this.lastCommit : undefined
   }
 
   private kick(): void {
@@ -63,18 +122,39 @@ export class BatchWriter {
     })
   }
 
+  /** The messages of the next transaction, from the front of the queue. */
+  private nextBatch(): Pending[] {
+    const batch: Pending[] = []
+    let samples = 0
+    for (const p of this.queue) {
+      if (batch.length >= this.options.batchMessages) break
+      if (batch.length > 0 && samples + p.samples > this.options.batchSamples) break
+      batch.push(p)
+      samples += p.samples
+    }
+    return batch
+  }
+
   private async writeAll(): Promise<void> {
     let backoff = 250
-    while (this.queue.length > 0) {
-      const batch = this.queue.slice(0, this.options.batchMessages)
+    while (this.queue.length > 0 && !this.stopped) {
+      const batch = this.nextBatch()
       try {
         await this.write(batch)
         this.queue.splice(0, batch.length)
-        for (const p of batch) p.done()
+        this.lastCommit = Date.now()
         backoff = 250
       } catch (error) {
         if (this.stopped) return
         this.options.metrics.writeFailures.inc()
+        for (let i = this.queue.length - 1; i >= 0; i--) if (this.queue[i]?.finished) this.queue.splice(i, 1)
+        // HTTP senders are told now and send again; the broker's messages stay held
+        const http = this.queue.filter((p) => p.failed)
+        for (const p of http) {
+          this.queue.splice(this.queue.indexOf(p), 1)
+          p.failed?.(new WriterUnavailable(describeFailure(error)))
+        }
+        if (this.queue.length === 0) return
         this.options.log.warn(
           { err: error, held: this.queue.length },
           'the database cannot take the batch; it is held unacknowledged and written again',
@@ -85,27 +165,60 @@ export class BatchWriter {
     }
   }
 
+  /** Writes a batch; each message's `done` is called, in order, once committed. */
   private async write(batch: Pending[]): Promise<void> {
+    let result: BatchResult
     try {
-      this.count(
-        await inTransaction(this.pool, (c) =>
-          takeMessages(
-            c,
-            batch.map((p) => p.message),
-            this.options,
-          ),
+      result = await inTransaction(this.pool, (c) =>
+        takeMessages(
+          c,
+          batch.map((p) => p.resolved),
+          this.options.limits,
         ),
       )
     } catch (error) {
-      if (unavailable(error) || batch.length === 1) {
-        if (unavailable(error)) throw error
-        await quarantineWhole(this.pool, batch[0]!.message, error)
-        this.options.metrics.quarantined.inc({ code: 'not_written' })
-        return
-      }
-      // one message of the batch is refused by the database: find it, write the others
-      for (const p of batch) await this.write([p])
+      if (unavailable(error)) throw error
+      if (batch.length === 1) return this.keepRefused(batch[0] as Pending, error)
+      // the database refuses something the batch holds: halves until the message it refuses is alone
+      const half = Math.ceil(batch.length / 2)
+      await this.write(batch.slice(0, half))
+      await this.write(batch.slice(half))
+      return
     }
+    this.count(result)
+    batch.forEach((p, i) => {
+      this.finish(p, result.messages[i] as MessageResult)
+    })
+  }
+
+  /** A message the database refused alone: kept whole in the quarantine with why, then let go. */
+  private async keepRefused(p: Pending, error: unknown): Promise<void> {
+    const refused = [
+      {
+        recordIndex: null,
+        code: 'not_written' as const,
+        reason: `the message could not be written (${describeFailure(error)})`,
+      },
+    ]
+    try {
+      await inTransaction(this.pool, (c) => quarantineRefusals(c, [{ message: p.resolved.message, refused }]))
+      this.options.metrics.quarantined.inc({ code: 'not_written' })
+    } catch (failure) {
+      if (unavailable(failure)) throw failure
+      // not even its quarantine row can be written: said loudly, and let go so the stream goes on
+      this.options.metrics.dropped.inc()
+      this.options.log.warn({ err: failure, source: p.resolved.message.source }, 'a message could not be kept; dropped')
+    }
+    this.finish(p, {
+      samples: 0,
+      duplicates: 0,
+      refused: refused.map((r) => ({ index: r.recordIndex, code: r.code, reason: r.reason })),
+    })
+  }
+
+  private finish(p: Pending, result: MessageResult): void {
+    p.finished = true
+    p.done(result)
   }
 
   private count(result: BatchResult): void {
@@ -132,5 +245,6 @@ export class BatchWriter {
     this.accepting = false
     this.stopped = true
     if (this.timer) clearTimeout(this.timer)
+    for (const p of this.queue.splice(0)) p.failed?.(new WriterUnavailable('the service is stopping'))
   }
 }

@@ -43,6 +43,23 @@ const shuffle = <T>(items: T[]): T[] =>
 const count = async (table: string, where = 'true') =>
   Number((await database.pool.query(`select count(*) as n from ${table} where ${where}`)).rows[0].n)
 
+/** The quarantine's rows with their message (payload as text, source), oldest first. */
+const quarantineRows = async (where = 'true', params: unknown[] = []) =>
+  (
+    await database.pool.query<{
+      id: string
+      code: string
+      reason: string
+      record_index: number | null
+      payload: string
+      source: string
+    }>(
+      `select q.id, q.code, q.reason, q.record_index, convert_from(p.payload, 'UTF8') as payload, p.source
+       from quarantine q join quarantine_payloads p on p.id = q.payload_id where ${where} order by q.id`,
+      params,
+    )
+  ).rows
+
 describe('POST /ingest/senml', () => {
   let ingest: Ingest
   beforeAll(async () => {
@@ -149,9 +166,9 @@ describe('POST /ingest/senml', () => {
     expect(reset.tag).toBe('estimated')
   })
 
-  it('a pack holding a sample of a year ago and one of today: both quarter hours and their rollups, exact', async () => {
+  it('a pack holding a sample of four weeks ago and one of today: both quarter hours and their rollups, exact', async () => {
     const HOUR = 4 * QUARTER
-    const old = BASE - 365 * 24 * 60 * MINUTE + 7 * MINUTE
+    const old = BASE - 26 * 24 * 60 * MINUTE + 7 * MINUTE
     const recent = BASE + 7 * MINUTE
     const pack = [
       { n: 'urn:campus:meter:912', t: old / 1000, v: 5 },
@@ -188,7 +205,7 @@ describe('POST /ingest/senml', () => {
     const body = res.json()
     expect(body.samples).toBe(2)
     expect(body.refused.map((r: { index: number; code: string }) => [r.index, r.code])).toEqual([
-      [3, 'not_finite'],
+      [3, 'bad_record'],
       [1, 'unknown_meter'],
       [2, 'unit'],
       [4, 'future'],
@@ -196,18 +213,18 @@ describe('POST /ingest/senml', () => {
       [6, 'register_of_mean'],
     ])
     expect(await count('meter_samples')).toBe(before + 2)
-    const rows = await database.pool.query('select code, reason, record_index, payload from quarantine order by id')
-    expect(rows.rows.slice(-6).map((r) => r.code)).toEqual(body.refused.map((r: { code: string }) => r.code))
-    for (const r of rows.rows.slice(-6)) expect(r.payload).toBe(JSON.stringify(pack))
+    const rows = await quarantineRows()
+    expect(rows.slice(-6).map((r) => r.code)).toEqual(body.refused.map((r: { code: string }) => r.code))
+    for (const r of rows.slice(-6)) expect(r.payload).toBe(JSON.stringify(pack))
+    // the message is kept once, its six refusals refer to it
+    expect(await count('quarantine_payloads', `payload = convert_to('${JSON.stringify(pack)}', 'UTF8')`)).toBe(1)
     // a payload that is no SenML pack at all: 422, kept whole
     for (const bad of ['{"n":', '{"n":"urn:campus:meter:901"}', '[]']) {
       const whole = await post(ingest, bad)
       expect(whole.statusCode, bad).toBe(422)
     }
-    const whole = await database.pool.query(
-      'select code, record_index, payload from quarantine order by id desc limit 3',
-    )
-    expect(whole.rows.map((r) => [r.code, r.record_index])).toEqual([
+    const whole = (await quarantineRows()).slice(-3).reverse()
+    expect(whole.map((r) => [r.code, r.record_index])).toEqual([
       ['not_senml', null],
       ['not_senml', null],
       ['malformed_json', null],
@@ -225,35 +242,58 @@ describe('the quarantine', () => {
   const energy = (args: string[]) =>
     runServiceCommand(energyService, args, { env: { ENERGY_DATABASE_URL: database.url, MIGRATE_ON_START: 'false' } })
 
-  it('refuses a reading after the meter was removed, a time outside the calendar, and a pack the database refuses', async () => {
+  it('refuses a reading after the meter was removed, a time outside the calendar, a value past any reading, and keeps a pack the database refuses', async () => {
     await database.pool.query('update meters set date_to = $1 where id = 863', [new Date(BASE)])
     const late = await post(ingest, JSON.stringify([{ n: 'urn:campus:meter:863', t: BASE / 1000 + 60, v: 3 }]))
+    expect(late.statusCode).toBe(422)
     expect(late.json().refused).toMatchObject([{ index: 0, code: 'after_removal' }])
     const absurd = await post(ingest, JSON.stringify([{ n: 'urn:campus:meter:900', t: 1e13, v: 3 }]))
     expect(absurd.json().refused).toMatchObject([{ index: 0, code: 'bad_record' }])
-    // two readings whose sum overflows a double: the database refuses the quarter hour; the pack is kept whole
+    // two readings whose sum would overflow a double: each is refused for what it is, before any sum
     const t = (BASE - 5 * QUARTER) / 1000
     const overflow = JSON.stringify([
       { n: 'urn:campus:meter:900', t, v: 1.7e308 },
       { n: 'urn:campus:meter:900', t: t + 1, v: 1.7e308 },
+      { n: 'urn:campus:meter:900', t: t + 2, v: 31.5 },
     ])
     const refused = await post(ingest, overflow)
-    expect(refused.statusCode).toBe(422)
-    const kept = await database.pool.query('select code, record_index from quarantine where payload = $1', [overflow])
-    expect(kept.rows).toEqual([{ code: 'not_written', record_index: null }])
-    expect(await count('meter_samples', `meter_id = 900 and at < '${new Date(BASE).toISOString()}'`)).toBe(0)
+    expect(refused.statusCode).toBe(200)
+    expect(refused.json()).toMatchObject({
+      samples: 1,
+      refused: [
+        { index: 0, code: 'out_of_range' },
+        { index: 1, code: 'out_of_range' },
+      ],
+    })
+    // the database refuses a value (a constraint of its own): the message is kept whole, the stream goes on
+    await database.pool.query('alter table data_15m add constraint refuses_4242 check (avg_value <> 4242.5)')
+    try {
+      const odd = JSON.stringify([{ n: 'urn:campus:meter:900', t: t + 1800, v: 4242.5 }])
+      const kept = await post(ingest, odd)
+      expect(kept.statusCode).toBe(422)
+      expect(kept.json().detail).toMatch(/could not be written \(23514/)
+      expect((await quarantineRows('p.payload = $1', [Buffer.from(odd)])).map((r) => [r.code, r.record_index])).toEqual(
+        [['not_written', null]],
+      )
+      expect(await count('meter_samples', `meter_id = 900 and value = 4242.5`)).toBe(0)
+    } finally {
+      await database.pool.query('alter table data_15m drop constraint refuses_4242')
+    }
   })
 
   it('keeps a refusal once when the same message comes again, lists it, and takes it when replayed once fixed', async () => {
-    // meter 931 (irradiance) was installed in 2015: a reading of 2012 is refused
-    const t = Date.parse('2012-06-01T10:00:00Z') / 1000
+    // meter 931 (irradiance), its installation date mistyped a week ahead: today's reading is refused
+    await database.pool.query('update meters set date_from = $1 where id = 931', [new Date(BASE + 7 * 96 * QUARTER)])
+    const t = (BASE + 16 * QUARTER) / 1000
     const pack = JSON.stringify([{ n: 'urn:campus:meter:931', t, v: 640, u: 'W/m2' }])
-    for (let i = 0; i < 2; i++) expect((await post(ingest, pack)).json()).toMatchObject({ samples: 0, quarantined: 1 })
-    const open = await database.pool.query('select id from quarantine where payload = $1 and replayed_at is null', [
-      pack,
-    ])
-    expect(open.rows).toHaveLength(1)
-    const id = String(open.rows[0].id)
+    for (let i = 0; i < 2; i++) {
+      const res = await post(ingest, pack)
+      expect(res.statusCode).toBe(422)
+      expect(res.json().refused).toMatchObject([{ index: 0, code: 'before_install' }])
+    }
+    const open = await quarantineRows('p.payload = $1 and q.replayed_at is null', [Buffer.from(pack)])
+    expect(open).toHaveLength(1)
+    const id = String(open[0]!.id)
 
     const listed = await energy(['quarantine:list'])
     expect(listed.code).toBe(0)
@@ -264,14 +304,12 @@ describe('the quarantine', () => {
     const again = await energy(['quarantine:replay', '--id', id])
     expect(again.code).toBe(0)
     expect(JSON.parse(again.stdout)).toMatchObject({ replayed: 1, samples: 0, quarantined: 1 })
-    const reopened = await database.pool.query('select id from quarantine where payload = $1 and replayed_at is null', [
-      pack,
-    ])
-    expect(reopened.rows).toHaveLength(1)
+    const reopened = await quarantineRows('p.payload = $1 and q.replayed_at is null', [Buffer.from(pack)])
+    expect(reopened).toHaveLength(1)
 
     // the meter's installation date corrected: the replay takes the reading into its quarter hour
-    await database.pool.query("update meters set date_from = '2010-01-01' where id = 931")
-    const fixed = await energy(['quarantine:replay', '--id', String(reopened.rows[0].id)])
+    await database.pool.query("update meters set date_from = '2015-04-20' where id = 931")
+    const fixed = await energy(['quarantine:replay', '--id', String(reopened[0]!.id)])
     expect(fixed.code).toBe(0)
     expect(JSON.parse(fixed.stdout)).toMatchObject({ replayed: 1, samples: 1, quarantined: 0 })
     const row = await database.pool.query(
@@ -314,7 +352,7 @@ describe.each(brokers)('over MQTT: %s', (name, start) => {
       const packs: string[] = []
       const order = shuffle([...records, ...records.slice(0, 150)])
       for (let k = 0; k < order.length; k += 30) packs.push(JSON.stringify(order.slice(k, k + 30)))
-      // garbage, a meter of another datalogger, and a pack the database refuses (its sum overflows a double)
+      // garbage, a meter of another datalogger, and values past any reading (their sum would overflow a double)
       const overflow = JSON.stringify(
         [0, 1].map((i) => ({ n: `urn:campus:meter:${meter}`, t: (t0 - 96 * QUARTER) / 1000 + i, v: 1.7e308 })),
       )
@@ -324,21 +362,13 @@ describe.each(brokers)('over MQTT: %s', (name, start) => {
       for (const p of packs) await publisher.publishAsync(senmlTopic('DL-CF-01', root), p, { qos: 1 })
       const samples = () => count('meter_samples', `meter_id = ${meter}`)
       await eventually(async () => (await samples()) === 600, `600 samples of meter ${meter} (${name})`)
-      const quarantined = await database.pool.query('select code from quarantine where source = $1 order by id', [
-        `mqtt:${senmlTopic('DL-CF-01', root)}`,
-      ])
-      expect(quarantined.rows.length).toBeGreaterThan(0)
+      const source = `mqtt:${senmlTopic('DL-CF-01', root)}`
       await eventually(
-        async () => (await count('quarantine', `payload = '${overflow}'`)) === 1,
-        'the refused pack in the quarantine',
+        async () => (await quarantineRows('p.source = $1', [source])).length === 4,
+        'the garbage in the quarantine',
       )
-      const codes = (
-        await database.pool.query(`select code from quarantine where source = $2 and payload = any($1)`, [
-          garbage,
-          `mqtt:${senmlTopic('DL-CF-01', root)}`,
-        ])
-      ).rows.map((r) => r.code)
-      expect(codes.sort()).toEqual(['malformed_json', 'not_written', 'other_datalogger'])
+      const codes = (await quarantineRows('p.source = $1', [source])).map((r) => r.code)
+      expect(codes.sort()).toEqual(['malformed_json', 'other_datalogger', 'out_of_range', 'out_of_range'])
       const expected = quarterStats(sent)
       const stored = await storedQuarters(database, [meter])
       for (const [key, want] of expected) {

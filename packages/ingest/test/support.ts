@@ -1,12 +1,12 @@
 import { createApiKey, type EnergyDatabase, seedEstate } from '@campus/energy-data/live'
 import { createTestDatabase, type TestDatabase } from '@campus/shared/testing'
 import type { FastifyInstance } from 'fastify'
-import type { MqttClient } from 'mqtt'
 import { buildIngestApp } from '../src/app.ts'
 import { startConsumer } from '../src/consumer.ts'
 import { ingestMetrics } from '../src/metrics.ts'
+import type { Subscriber } from '../src/mqtt-session.ts'
 import { ingestService } from '../src/service.ts'
-import { BatchWriter } from '../src/writer.ts'
+import { BatchWriter, writerReadiness } from '../src/writer.ts'
 
 export const MINUTE = 60_000
 export const QUARTER = 15 * MINUTE
@@ -30,56 +30,69 @@ export async function ingestDatabase(): Promise<{
 export interface Ingest {
   app: FastifyInstance
   writer: BatchWriter
-  client: MqttClient | undefined
+  subscriber: Subscriber | undefined
   shared: boolean
   metrics: ReturnType<typeof ingestMetrics>
   stop: () => Promise<void>
 }
 
+/** The limits of the tests' ingest: the service's defaults. */
+export const TEST_LIMITS = { maxFutureMs: 5 * MINUTE, maxAgeMs: 30 * 24 * 60 * MINUTE, maxBytes: 1_048_576 }
+
 /** The ingest service in this process: its HTTP app, and its consumer when a broker is given. */
 export async function startIngest(
   database: TestDatabase<EnergyDatabase>,
-  broker?: { url: string; clientId: string; group?: string; root: string },
-  options: { failedAuthLimit?: number } = {},
+  broker?: { url: string; clientId: string; group?: string; root: string; username?: string; password?: string },
+  options: { failedAuthLimit?: number; limits?: Partial<typeof TEST_LIMITS>; stallMs?: number } = {},
 ): Promise<Ingest> {
   let writer: BatchWriter | undefined
   const metrics = ingestMetrics(() => writer?.held ?? 0)
+  const limits = { ...TEST_LIMITS, ...options.limits }
+  const quiet = { warn: () => undefined, info: () => undefined }
+  writer = new BatchWriter(database.pool, {
+    batchMessages: 100,
+    batchSamples: 20_000,
+    batchMs: 0,
+    limits,
+    stallMs: options.stallMs ?? 60_000,
+    metrics,
+    log: quiet,
+  })
+  const held = writer
   const app = await buildIngestApp({
     database,
     metrics,
-    maxFutureMs: 5 * MINUTE,
-    maxBodyBytes: 1_048_576,
+    writer: held,
+    maxBodyBytes: limits.maxBytes,
+    readiness: { writer: writerReadiness(held) },
     ...(options.failedAuthLimit ? { failedAuthLimit: options.failedAuthLimit } : {}),
   })
-  writer = new BatchWriter(database.pool, {
-    batchMessages: 100,
-    batchMs: 10,
-    maxFutureMs: 5 * MINUTE,
-    metrics,
-    log: { warn: () => undefined, info: () => undefined },
-  })
-  const held = writer
-  const consumer = broker
+  const subscriber = broker
     ? await startConsumer({
         url: broker.url,
         clientId: broker.clientId,
+        username: broker.username,
+        password: broker.password,
         shareGroup: broker.group ?? 'ingest-test',
         sessionSeconds: 60,
+        keepaliveSeconds: 30,
+        inFlight: 100,
+        maxMessageBytes: limits.maxBytes,
         topicRoot: broker.root,
         writer: held,
         onMessage: () => metrics.messages.inc({ transport: 'mqtt' }),
-        log: { warn: () => undefined, info: () => undefined },
+        log: quiet,
       })
     : undefined
   return {
     app,
     writer: held,
-    client: consumer?.client,
-    shared: consumer?.shared ?? false,
+    subscriber,
+    shared: subscriber?.shared ?? false,
     metrics,
     stop: async () => {
       await held.drain()
-      await consumer?.client.endAsync()
+      await subscriber?.close()
       await app.close()
     },
   }

@@ -40,7 +40,7 @@ describe.runIf(await needsService('writer role tests (a PostgreSQL server)', 'TE
         { n: 'urn:campus:meter:999', t: BASE / 1000, v: 1 },
       ])
       const result = await inTransaction(writer.pool, (c) =>
-        takeMessages(c, [{ source: 'test', payload: pack, receivedMs: Date.now() }]),
+        takeMessages(c, [{ source: 'test', payload: Buffer.from(pack), receivedMs: Date.now() }]),
       )
       expect(result).toMatchObject({ samples: 1, quarantined: 1 })
       const mirrored = await owner.pool.query('select tot_dc from datacenter_1_15m where time_15m = $1', [

@@ -33,7 +33,7 @@ export {
 export { routePlugins, type ServiceApp } from './server/composition.ts'
 export { addVary, type CorsPolicies, type CorsPolicy, pathOf } from './server/cors.ts'
 export { FAVICON_PATH, type FrontDoor } from './server/front-door.ts'
-export { HealthCheck } from './server/health.ts'
+export { HealthCheck, type ReadinessCheck } from './server/health.ts'
 export { redactUrl, serverOptions } from './server/logging.ts'
 export { JSON_UTF8 } from './server/media-types.ts'
 export { serviceCounter, serviceGauge } from './server/metrics.ts'

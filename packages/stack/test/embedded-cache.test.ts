@@ -53,7 +53,7 @@ it('answers a past window again with the sample written into it since', async ()
     expect(await read()).toBe(before)
     const pack = JSON.stringify([{ n: 'urn:campus:meter:900', t: DAY / 1000 + 30, v: 40 }])
     await inTransaction(writer.pool, (c) =>
-      takeMessages(c, [{ source: 'test', payload: pack, receivedMs: Date.now() }]),
+      takeMessages(c, [{ source: 'test', payload: Buffer.from(pack), receivedMs: Date.now() }]),
     )
     // the quarter hour is folded from its samples alone: one
     expect(await read()).toBe(1)

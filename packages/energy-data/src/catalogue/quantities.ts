@@ -177,6 +177,13 @@ export interface Kind {
   readonly plausible?: { readonly min: number; readonly max: number }
 }
 
+/**
+ * No reading of the estate comes near this magnitude in its meter's unit (a register of 10^15 kWh,
+ * a power of 10^15 kW): a sample beyond it is refused (`out_of_range`), so that the sums of a
+ * quarter hour and of its rollups stay far inside a double's range whatever is sent.
+ */
+export const REFUSED_MAGNITUDE = 1e15
+
 export const KINDS = {
   power: {
     quantityKind: 'quantitykind:Power',

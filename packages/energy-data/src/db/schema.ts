@@ -38,6 +38,8 @@ export interface Data15mTable {
   sum_value: Measurement
   count_value: number | null
   tag: ColumnType<string, string | undefined, string>
+  /** Folded from its samples (new samples extend it); false: a seed or an import wrote it. */
+  live: ColumnType<boolean | null, boolean | null | undefined, boolean | null>
 }
 
 export interface ApiKeyTable {

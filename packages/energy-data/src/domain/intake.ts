@@ -1,10 +1,12 @@
 /**
  * What a live message (one SenML pack, from MQTT or HTTP) gives: the samples to take, in each
- * meter's catalogue unit, and what goes to the quarantine with its reason. Pure: the meters'
- * current facts (dates, datalogger) come from the caller.
+ * meter's catalogue unit, and what goes to the quarantine with its reason. Pure, in two steps: a
+ * message is read as it arrives (`resolveMessage`: the pack, no database), then judged against the
+ * facts of the meters it names (`judgeMessage`: dates, datalogger, live start), read by the caller
+ * in the transaction that writes it.
  */
-import { KINDS, type KindName, senmlConversion, type UnitId } from '../catalogue/quantities.ts'
-import { resolvePack } from './senml.ts'
+import { KINDS, type KindName, REFUSED_MAGNITUDE, senmlConversion, type UnitId } from '../catalogue/quantities.ts'
+import { resolvePack, type SenmlSample, shortened } from './senml.ts'
 
 export interface MeterFacts {
   id: number
@@ -14,15 +16,22 @@ export interface MeterFacts {
   /** Epoch milliseconds, or null when open. */
   fromMs: number | null
   toMs: number | null
+  /** Live samples before it are refused: a seed or an import wrote the quarter hours up to it. */
+  liveFromMs: number | null
 }
 
 export interface LiveMessage {
-  /** `mqtt:campus/DL-X/senml`, `http:<key name>`, `replay:<quarantine id>`. */
+  /** `mqtt:campus/DL-X/senml`, `http:<credential>`. */
   source: string
-  payload: string
-  /** The datalogger the topic names; its meters only. Absent over HTTP. */
-  datalogger?: string
-  /** When the service took the message: "now" of relative SenML times and of the future bound. */
+  /** The bytes as received (of a message too large to hold, its first bytes: `size` says how many it had). */
+  payload: Buffer
+  size?: number
+  /**
+   * The datalogger the topic names: its meters only. Absent over HTTP (the credential writes any
+   * meter); null when an MQTT topic names none (`campus//senml`): the message is refused.
+   */
+  datalogger?: string | null
+  /** When the service took the message: "now" of relative SenML times and of the age bounds. */
   receivedMs: number
   /** Only this record of the pack (a quarantined record replayed). */
   onlyRecord?: number
@@ -33,25 +42,37 @@ export type Reading = 'value' | 'register'
 
 export interface TakenSample {
   meterId: number
-  timeMs: number
+  /** Epoch microseconds, whole. */
+  timeUs: number
   reading: Reading
   /** In the meter's catalogue unit. */
   value: number
 }
 
-/** Why something was refused, as a class (the metrics' label); `reason` says it in words. */
-export type RefusalCode =
-  | 'malformed_json'
-  | 'not_senml'
-  | 'bad_record'
-  | 'unknown_meter'
-  | 'other_datalogger'
-  | 'register_of_mean'
-  | 'unit'
-  | 'not_finite'
-  | 'before_install'
-  | 'after_removal'
-  | 'future'
+/**
+ * Why something was refused, as a class (the metrics' label); `reason` says it in words.
+ * docs/LIVE.md lists them with what each means.
+ */
+export const REFUSAL_CODES = [
+  'too_large',
+  'malformed_json',
+  'not_senml',
+  'bad_topic',
+  'bad_record',
+  'not_numeric',
+  'out_of_range',
+  'unknown_meter',
+  'other_datalogger',
+  'register_of_mean',
+  'unit',
+  'before_install',
+  'after_removal',
+  'before_live',
+  'too_old',
+  'future',
+  'not_written',
+] as const
+export type RefusalCode = (typeof REFUSAL_CODES)[number]
 
 export interface Refused {
   /** The record's index in the pack; null: the whole payload. */
@@ -60,42 +81,83 @@ export interface Refused {
   reason: string
 }
 
+export interface IntakeLimits {
+  /** A sample stamped further ahead of its message's arrival than this is refused. */
+  maxFutureMs: number
+  /** A sample stamped further back than this before its message's arrival is refused. */
+  maxAgeMs: number
+  /** A message larger than this is refused whole, unread. */
+  maxBytes: number
+}
+
+/** A sample stamped further ahead of the time it arrived than this is refused. */
+export const DEFAULT_MAX_FUTURE_MS = 5 * 60_000
+export const DEFAULT_INTAKE_LIMITS: IntakeLimits = {
+  maxFutureMs: DEFAULT_MAX_FUTURE_MS,
+  maxAgeMs: 30 * 86_400_000,
+  maxBytes: 1_048_576,
+}
+
+/** A message read: its pack's samples (not judged yet) and what it refused by itself. */
+export interface ResolvedMessage {
+  message: LiveMessage
+  samples: SenmlSample[]
+  refused: Refused[]
+}
+
 export interface Intake {
   samples: TakenSample[]
   refused: Refused[]
 }
 
-/** A sample stamped further ahead of the time it arrived than this is refused. */
-export const DEFAULT_MAX_FUTURE_MS = 5 * 60_000
+const whole = (message: LiveMessage, code: RefusalCode, reason: string): ResolvedMessage => ({
+  message,
+  samples: [],
+  refused: [{ recordIndex: null, code, reason }],
+})
 
-/** The records of a message, each taken or refused with its reason. */
-export function readMessage(
-  message: LiveMessage,
-  meters: ReadonlyMap<number, MeterFacts>,
-  maxFutureMs = DEFAULT_MAX_FUTURE_MS,
-): Intake {
+/** Reads a message as it arrives: its size, its topic, its JSON, its SenML. */
+export function resolveMessage(message: LiveMessage, maxBytes: number): ResolvedMessage {
+  const size = message.size ?? message.payload.length
+  if (size > maxBytes) return whole(message, 'too_large', `${size} bytes: the largest message taken is ${maxBytes}`)
+  if (message.datalogger === null) return whole(message, 'bad_topic', 'the topic names no datalogger')
   let parsed: unknown
   try {
-    parsed = JSON.parse(message.payload)
+    parsed = JSON.parse(message.payload.toString('utf8'))
   } catch {
-    return { samples: [], refused: [{ recordIndex: null, code: 'malformed_json', reason: 'malformed JSON' }] }
+    return whole(message, 'malformed_json', 'malformed JSON')
   }
   const pack = resolvePack(parsed, message.receivedMs)
-  if (!pack.ok) return { samples: [], refused: [{ recordIndex: null, code: 'not_senml', reason: pack.reason }] }
+  if (!pack.ok) return whole(message, 'not_senml', pack.reason)
   const wanted = (index: number) => message.onlyRecord === undefined || message.onlyRecord === index
-  const refused: Refused[] = pack.refused
-    .filter((r) => wanted(r.index))
-    .map(
-      (r): Refused => ({
-        recordIndex: r.index,
-        code: /not finite|a finite/.test(r.reason) ? 'not_finite' : 'bad_record',
-        reason: r.reason,
-      }),
-    )
+  return {
+    message,
+    samples: pack.samples.filter((s) => wanted(s.index)),
+    refused: pack.refused
+      .filter((r) => wanted(r.index))
+      .map((r): Refused => ({ recordIndex: r.index, code: r.code, reason: r.reason })),
+  }
+}
+
+/** The meters the samples of these messages name. */
+export const namedMeters = (messages: readonly ResolvedMessage[]): number[] => [
+  ...new Set(messages.flatMap((m) => m.samples.map((s) => s.meterId))),
+]
+
+const iso = (ms: number) => new Date(ms).toISOString()
+
+/** The samples of a message read, each taken or refused against the meters' facts and the limits. */
+export function judgeMessage(
+  resolved: ResolvedMessage,
+  meters: ReadonlyMap<number, MeterFacts>,
+  limits: Pick<IntakeLimits, 'maxFutureMs' | 'maxAgeMs'>,
+): Intake {
+  const { message } = resolved
+  const refused = [...resolved.refused]
   const samples: TakenSample[] = []
-  for (const sample of pack.samples) {
-    if (!wanted(sample.index)) continue
-    const refuse = (code: RefusalCode, reason: string) => refused.push({ recordIndex: sample.index, code, reason })
+  for (const sample of resolved.samples) {
+    const refuse = (code: RefusalCode, reason: string) =>
+      refused.push({ recordIndex: sample.index, code, reason: shortened(reason) })
     const meter = meters.get(sample.meterId)
     if (!meter) {
       refuse('unknown_meter', `unknown meter ${sample.meterId}`)
@@ -119,33 +181,38 @@ export function readMessage(
       continue
     }
     const value = conversion.convert(sample.value)
-    if (!Number.isFinite(value)) {
-      refuse('not_finite', 'the value is not finite in the meter unit')
+    if (!(Math.abs(value) <= REFUSED_MAGNITUDE)) {
+      refuse('out_of_range', `${value} ${meter.unit}: no reading of meter ${meter.id} exceeds ${REFUSED_MAGNITUDE}`)
       continue
     }
-    if (Number.isNaN(new Date(sample.timeMs).getTime())) {
-      refuse('bad_record', `t resolves to ${sample.timeMs / 1000} s, outside the calendar`)
+    const ms = sample.timeUs / 1000
+    const at = iso(Math.floor(ms))
+    if (meter.fromMs !== null && ms < meter.fromMs) {
+      refuse('before_install', `${at} is before meter ${meter.id} was installed (${iso(meter.fromMs)})`)
       continue
     }
-    const at = new Date(sample.timeMs).toISOString()
-    if (meter.fromMs !== null && sample.timeMs < meter.fromMs) {
+    if (meter.toMs !== null && ms >= meter.toMs) {
+      refuse('after_removal', `${at} is after meter ${meter.id} was removed (${iso(meter.toMs)})`)
+      continue
+    }
+    if (ms > message.receivedMs + limits.maxFutureMs) {
+      refuse('future', `${at} is more than ${limits.maxFutureMs / 1000} s ahead of the time the message arrived`)
+      continue
+    }
+    if (ms < message.receivedMs - limits.maxAgeMs) {
+      refuse('too_old', `${at} is more than ${limits.maxAgeMs / 86_400_000} days before the message arrived`)
+      continue
+    }
+    if (meter.liveFromMs !== null && ms < meter.liveFromMs) {
       refuse(
-        'before_install',
-        `${at} is before meter ${meter.id} was installed (${new Date(meter.fromMs).toISOString()})`,
+        'before_live',
+        `${at} is before meter ${meter.id} takes live samples (${iso(meter.liveFromMs)}): a seed or an import wrote its quarter hours up to then`,
       )
-      continue
-    }
-    if (meter.toMs !== null && sample.timeMs >= meter.toMs) {
-      refuse('after_removal', `${at} is after meter ${meter.id} was removed (${new Date(meter.toMs).toISOString()})`)
-      continue
-    }
-    if (sample.timeMs > message.receivedMs + maxFutureMs) {
-      refuse('future', `${at} is more than ${maxFutureMs / 1000} s ahead of the time the message arrived`)
       continue
     }
     samples.push({
       meterId: meter.id,
-      timeMs: sample.timeMs,
+      timeUs: sample.timeUs,
       reading: sample.kind === 'sum' ? 'register' : 'value',
       value,
     })

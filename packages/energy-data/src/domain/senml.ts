@@ -12,8 +12,8 @@ export interface SenmlSample {
   /** Position of the record in the pack, from 0. */
   index: number
   meterId: number
-  /** Epoch milliseconds. */
-  timeMs: number
+  /** Epoch microseconds, whole (PostgreSQL keeps microseconds; see `toMicroseconds`). */
+  timeUs: number
   /** SenML unit symbol as sent (`bu` or `u`), or undefined. */
   unit: string | undefined
   kind: 'value' | 'sum'
@@ -22,6 +22,8 @@ export interface SenmlSample {
 
 export interface SenmlRefusal {
   index: number
+  /** `bad_record`: not valid SenML; `not_numeric`: a valid record of another type of value; `out_of_range`. */
+  code: 'bad_record' | 'not_numeric' | 'out_of_range'
   reason: string
 }
 
@@ -52,16 +54,17 @@ export function resolvePack(pack: unknown, nowMs: number): SenmlPack {
   for (const [index, record] of pack.entries()) {
     if (!isObject(record)) return { ok: false, reason: `not a SenML pack: record ${index} is not an object` }
     const unknown = Object.keys(record).find((label) => label.endsWith('_') && !KNOWN.has(label))
-    if (unknown) return { ok: false, reason: `record ${index} has the must-understand label ${unknown}` }
+    if (unknown) return { ok: false, reason: shortened(`record ${index} has the must-understand label ${unknown}`) }
     if (record.bver !== undefined && (typeof record.bver !== 'number' || record.bver > HIGHEST_VERSION)) {
-      return { ok: false, reason: `record ${index}: SenML version ${String(record.bver)} is not supported` }
+      return { ok: false, reason: shortened(`record ${index}: SenML version ${String(record.bver)} is not supported`) }
     }
   }
   const samples: SenmlSample[] = []
   const refused: SenmlRefusal[] = []
   const base = { bn: '', bt: 0, bu: undefined as string | undefined, bv: 0, bs: 0 }
   for (const [index, raw] of (pack as Array<Record<string, unknown>>).entries()) {
-    const refuse = (reason: string) => refused.push({ index, reason })
+    const refuse = (reason: string, code: SenmlRefusal['code'] = 'bad_record') =>
+      refused.push({ index, code, reason: shortened(reason) })
     // base fields apply to this record and every later one, until set again (section 4.5)
     const problem = readBase(raw, base)
     if (problem) {
@@ -92,9 +95,9 @@ export function resolvePack(pack: unknown, nowMs: number): SenmlPack {
       continue
     }
     const seconds = base.bt + ((raw.t as number | undefined) ?? 0)
-    const timeMs = Math.round((seconds < RELATIVE_LIMIT ? nowMs / 1000 + seconds : seconds) * 1000)
+    const timeUs = toMicroseconds(seconds < RELATIVE_LIMIT ? nowMs / 1000 + seconds : seconds)
     if (raw.vs !== undefined || raw.vb !== undefined || raw.vd !== undefined) {
-      refuse('a string, boolean or data value: measurements are numbers (v or s)')
+      refuse('a string, boolean or data value: measurements are numbers (v or s)', 'not_numeric')
       continue
     }
     const hasValue = raw.v !== undefined
@@ -109,20 +112,43 @@ export function resolvePack(pack: unknown, nowMs: number): SenmlPack {
     }
     const field = hasValue ? raw.v : raw.s
     if (!finite(field)) {
-      refuse(`${hasValue ? 'v' : 's'} is not a finite number`)
+      refuse(`${hasValue ? 'v' : 's'} is not a number`)
       continue
     }
     const value = (hasValue ? base.bv : base.bs) + (field as number)
-    if (!Number.isFinite(value) || !Number.isFinite(timeMs)) {
-      refuse('the resolved value or time is not finite')
+    if (!Number.isFinite(value)) {
+      refuse('the resolved value is not finite', 'out_of_range')
       continue
     }
-    samples.push({ index, meterId: Number(meter[1]), timeMs, unit, kind: hasValue ? 'value' : 'sum', value })
+    if (!Number.isSafeInteger(timeUs)) {
+      refuse(`t resolves to ${seconds} s, outside the calendar`)
+      continue
+    }
+    samples.push({ index, meterId: Number(meter[1]), timeUs, unit, kind: hasValue ? 'value' : 'sum', value })
   }
   return { ok: true, samples, refused }
 }
 
 const finite = (x: unknown): x is number => typeof x === 'number' && Number.isFinite(x)
+
+const QUARTER_US = 900_000_000
+
+/**
+ * SenML seconds as whole microseconds: the nearest one, but never the first of the next quarter
+ * hour (a sample at 09:14:59.9999996 stays in the quarter hour it was taken in).
+ */
+export function toMicroseconds(seconds: number): number {
+  const exact = seconds * 1e6
+  const us = Math.round(exact)
+  return us % QUARTER_US === 0 && exact < us ? us - 1 : us
+}
+
+/** Reasons quote what was sent: a bounded part of it, whatever its size, and never a NUL (text refuses it). */
+const REASON_CHARS = 200
+export const shortened = (reason: string): string => {
+  const text = reason.replaceAll('\u0000', '\uFFFD')
+  return text.length > REASON_CHARS ? `${text.slice(0, REASON_CHARS - 1)}…` : text
+}
 
 /** Applies the record's base fields to `base`; a reason when one of them is malformed. */
 function readBase(

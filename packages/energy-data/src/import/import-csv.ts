@@ -96,6 +96,7 @@ async function writeBatch(client: pg.PoolClient, layout: Layout, batch: unknown[
       tag: column<string>(7),
     },
     existing: 'replace',
+    endsLive: true,
   })
 }
 

@@ -120,6 +120,48 @@ async function refresh(
   }
 }
 
+/**
+ * Recomputes the rows of `level` of the meters' periods `keys` (each `[start, end)` a whole period
+ * of that level) from the level below, every tag of them: a meter's period whose rows a delta could
+ * not keep exact (rollup-deltas.ts). Under the meter's lock, in the writer's transaction.
+ */
+export async function recomputeMeterRollups(
+  client: pg.PoolClient,
+  level: RollupLevel,
+  keys: ReadonlyArray<{ meterId: number; start: number; end: number }>,
+): Promise<void> {
+  const { combine } = combineOf('data_15m')
+  const params = [
+    level,
+    keys.map((k) => k.meterId),
+    keys.map((k) => new Date(k.start)),
+    keys.map((k) => new Date(k.end)),
+  ]
+  await client.query(
+    `delete from data_rollup r using unnest($2::int[], $3::timestamptz[]) as k(meter, first)
+     where r.level = $1 and r.meter_id = k.meter and r.start = k.first`,
+    params.slice(0, 3),
+  )
+  const keysTable = 'unnest($2::int[], $3::timestamptz[], $4::timestamptz[]) as k(meter, first, finish)'
+  const insert = `insert into data_rollup (level, start, ${combine.columns})`
+  const aligned = level !== 'hour' && keys.every((k) => k.start % HOUR_MS === 0 && k.end % HOUR_MS === 0)
+  if (aligned) {
+    await client.query(
+      `${insert} select $1, k.first, ${combine.fromRollups} from ${keysTable}
+       join data_rollup on level = $5 and meter_id = k.meter and start >= k.first and start < k.finish
+       group by k.first, meter_id, tag`,
+      [...params, MADE_OF[level]],
+    )
+    return
+  }
+  await client.query(
+    `${insert} select $1, k.first, ${combine.fromQuarters} from ${keysTable}
+     join data_15m on meter_id = k.meter and time_15m >= k.first and time_15m < k.finish
+     group by k.first, meter_id, tag`,
+    params,
+  )
+}
+
 /** The zone of the day and month levels, or undefined before the service has built them. */
 export async function calendarZone(
   client: pg.PoolClient | pg.Pool | Kysely<EnergyDatabase>,

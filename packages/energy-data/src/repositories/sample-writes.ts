@@ -1,43 +1,81 @@
 import type pg from 'pg'
-import { AMOUNT_METER_IDS, METERS } from '../catalogue/meters.ts'
+import { METERS } from '../catalogue/meters.ts'
 import { KINDS } from '../catalogue/quantities.ts'
-import { type Intake, type LiveMessage, type MeterFacts, type RefusalCode, readMessage } from '../domain/intake.ts'
+import {
+  DEFAULT_INTAKE_LIMITS,
+  type IntakeLimits,
+  judgeMessage,
+  type LiveMessage,
+  type MeterFacts,
+  namedMeters,
+  type RefusalCode,
+  type Refused,
+  type ResolvedMessage,
+  resolveMessage,
+  type TakenSample,
+} from '../domain/intake.ts'
+import {
+  addSample,
+  type Contribution,
+  emptyContribution,
+  extendable,
+  mergeQuarter,
+  type QuarterStats,
+  registerSteps,
+} from '../domain/quarter-fold.ts'
 import { QUARTER_MS } from '../domain/time.ts'
-import { EPOCH_MS } from './measurements.ts'
-import { type MeterQuarters, writeQuarters } from './quarter-writes.ts'
-import { ROLLUP_LOCK } from './rollups.ts'
+import { quarantineRefusals } from './quarantine-writes.ts'
+import { finishQuarterWrites, quarterKey, readQuarters } from './quarter-writes.ts'
+import type { MeterChange } from './rollup-deltas.ts'
+import { ensureSamplePartitions } from './sample-partitions.ts'
+import { lockForWrite } from './write-locks.ts'
 
 /**
- * Live samples into quarter hours: the samples a batch of messages gives are stored once each
- * (`meter_samples`, keyed by meter and instant: a redelivery or a replay changes nothing), every
- * quarter hour they touch is folded again from all of its samples (so the order of arrival does
- * not matter) and written by the one write path (`writeQuarters`: mirrored columns, rollups,
- * change notice), and what was refused goes to the quarantine. All in the caller's transaction:
- * a batch is written whole or not at all.
+ * Live samples into quarter hours (docs/LIVE.md): the samples of a batch of messages are stored
+ * once each (`meter_samples`, keyed by meter and instant), and only those the insert actually
+ * stored change their quarter hours - by what they bring (domain/quarter-fold.ts), so the cost of
+ * a sample does not grow with what is stored. A register reading that arrives after a later one
+ * changes the next reading's increment: the quarter hours of such readings are folded again from
+ * their samples, bounded by one quarter hour's samples each. The one write path (`writeQuarters`'s
+ * end) then stores them with their mirrors, rollups and change notice; what was refused goes to the
+ * quarantine. All in the caller's transaction: a batch is written whole or not at all.
  */
 
-export interface BatchResult {
+/** What became of one message of a batch. */
+export interface MessageResult {
   /** Samples stored. */
   samples: number
   /** Samples already stored (same meter and instant): counted once. */
   duplicates: number
-  /** Quarantine rows written. */
-  quarantined: number
-  /** Quarter hours folded again. */
-  quarters: number
   /** The quarantine rows: record index (null: the whole payload), reason class and words. */
   refused: Array<{ index: number | null; code: RefusalCode; reason: string }>
 }
 
-/** The meters samples may be taken for: the catalogue's kind and unit, the database's dates and datalogger. */
-export async function meterFacts(client: pg.PoolClient): Promise<Map<number, MeterFacts>> {
+export interface BatchResult extends MessageResult {
+  /** Refusals of the batch (kept once in the quarantine, however often a message comes). */
+  quarantined: number
+  /** Quarter hours changed. */
+  quarters: number
+  /** Each message's part, in the order given. */
+  messages: MessageResult[]
+}
+
+/** The facts of the meters named (those the database knows), read in the writing transaction. */
+async function meterFacts(client: pg.PoolClient, ids: readonly number[]): Promise<Map<number, MeterFacts>> {
+  const facts = new Map<number, MeterFacts>()
+  if (ids.length === 0) return facts
   const { rows } = await client.query<{
     id: number
     datalogger_id: string
-    date_from: Date | null
-    date_to: Date | null
-  }>('select id, datalogger_id, date_from, date_to from meters')
-  const facts = new Map<number, MeterFacts>()
+    from_ms: number | null
+    to_ms: number | null
+    live_ms: number | null
+  }>(
+    `select id, datalogger_id, extract(epoch from date_from)::float8 * 1000 as from_ms,
+       extract(epoch from date_to)::float8 * 1000 as to_ms, extract(epoch from live_from)::float8 * 1000 as live_ms
+     from meters where id = any($1::int[])`,
+    [ids],
+  )
   for (const row of rows) {
     const entry = METERS.find((m) => m.id === row.id)
     if (!entry) continue
@@ -46,159 +84,288 @@ export async function meterFacts(client: pg.PoolClient): Promise<Map<number, Met
       datalogger: row.datalogger_id,
       kind: entry.kind,
       unit: KINDS[entry.kind].unit,
-      fromMs: row.date_from?.getTime() ?? null,
-      toMs: row.date_to?.getTime() ?? null,
+      fromMs: row.from_ms,
+      toMs: row.to_ms,
+      liveFromMs: row.live_ms,
     })
   }
   return facts
 }
 
-/**
- * Folds the quarter hours `(meterIds[i], quarters[i])` from their samples: the tag rules of
- * docs/LIVE.md. An amount meter's sample is an increment: a `value` reading as sent, a `register`
- * reading minus the register's previous reading (none before it: no increment; lower than it: the
- * register restarted, the increment is the reading itself and the quarter is `estimated`).
- */
-async function foldQuarters(client: pg.PoolClient, meterIds: number[], quarters: number[]): Promise<void> {
-  const facts = meterIds.map((id) => METERS.find((m) => m.id === id)!)
-  const amount = meterIds.map((id) => AMOUNT_METER_IDS.includes(id))
-  const lo = facts.map((m) => KINDS[m.kind].plausible?.min ?? null)
-  const hi = facts.map((m) => KINDS[m.kind].plausible?.max ?? null)
-  // the folded quarter hours come back as the columns the write path takes (`MeterQuarters`)
-  const { rows } = await client.query<MeterQuarters>(
-    `with q as (
-       select meter_id, to_timestamp(ms / 1000) as t, amount, lo, hi
-       from unnest($1::int[], $2::float8[], $3::bool[], $4::float8[], $5::float8[]) as q(meter_id, ms, amount, lo, hi)
-     ),
-     s as (
-       select q.meter_id, q.t, q.lo, q.hi, x.reading, x.value, p.value as previous
-       from q join meter_samples x on x.meter_id = q.meter_id and x.at >= q.t and x.at < q.t + interval '15 minutes'
-       -- a join, not a subquery in an expression: the planner would copy that into every use of it
-       left join lateral (
-         select p.value from meter_samples p
-         where x.reading = 'register' and p.meter_id = x.meter_id and p.reading = 'register' and p.at < x.at
-         order by p.at desc limit 1
-       ) p on true
-     ),
-     v as (
-       select meter_id, t, lo, hi,
-         case when reading = 'value' then value when previous is null then null
-              when value >= previous then value - previous else value end as v,
-         reading = 'register' and previous is not null and value < previous as restarted
-       from s
-     ),
-     f as (
-       select ${EPOCH_MS('t')} as t, meter_id, avg(v) as avg, min(v) as min, max(v) as max, sum(v) as sum,
-         count(v)::int as count,
-         case when bool_or(v < lo or v > hi) then 'suspect' when bool_or(restarted) then 'estimated' else 'ok' end as tag
-       from v group by t, meter_id having count(v) > 0
-     )
-     select coalesce(array_agg(t), '{}') as t, coalesce(array_agg(meter_id), '{}') as "meterId",
-       coalesce(array_agg(avg), '{}') as avg, coalesce(array_agg(min), '{}') as min,
-       coalesce(array_agg(max), '{}') as max, coalesce(array_agg(sum), '{}') as sum,
-       coalesce(array_agg(count), '{}') as count, coalesce(array_agg(tag), '{}') as tag
-     from f`,
-    [meterIds, quarters, amount, lo, hi],
-  )
-  await writeQuarters(client, { meters: rows[0] as MeterQuarters, existing: 'replace' })
-}
+const sampleKey = (meterId: number, us: number): string => `${meterId}@${us}`
+const quarterOf = (us: number): number => Math.floor(us / 1000 / QUARTER_MS) * QUARTER_MS
 
-/**
- * Stores the samples not stored yet, then, when any was new, under the write lock, the quarter
- * hours to fold again: those of the batch's samples and of the register readings following one of
- * its register readings (its increment may have changed). Taken after the lock, so a writer that
- * committed meanwhile is seen. Folding the quarter of a sample that was already stored changes
- * nothing, so the new samples need not be named back (`returning`).
- */
-async function storeSamples(
-  client: pg.PoolClient,
-  intake: Intake['samples'],
-): Promise<{ stored: number; touched: Map<string, { meterId: number; quarterMs: number }> }> {
-  const touched = new Map<string, { meterId: number; quarterMs: number }>()
-  if (intake.length === 0) return { stored: 0, touched }
-  // in key order: two writers inserting the same samples wait for each other in one order, never in a cycle.
-  // Instants travel as epoch milliseconds (whole, as a Date holds them): a number is read and
-  // written faster than a timestamp's text, on both sides
-  const { rowCount } = await client.query(
+/** Stores the samples not stored yet; the keys of those it stored. */
+async function storeSamples(client: pg.PoolClient, samples: readonly TakenSample[]): Promise<Set<string>> {
+  // in key order: two writers inserting the same samples wait for each other in one order
+  const sorted = [...samples].sort((a, b) => a.meterId - b.meterId || a.timeUs - b.timeUs)
+  const { rows } = await client.query<{ meter_id: number; us: string }>(
     `insert into meter_samples (meter_id, at, reading, value)
-     select meter_id, to_timestamp(ms / 1000), reading, value
-     from unnest($1::int[], $2::float8[], $3::text[], $4::float8[]) as s(meter_id, ms, reading, value)
-     order by meter_id, ms
-     on conflict do nothing`,
+     select meter_id, timestamptz 'epoch' + us * interval '1 microsecond', reading, value
+     from unnest($1::int[], $2::int8[], $3::text[], $4::float8[]) as s(meter_id, us, reading, value)
+     on conflict do nothing
+     returning meter_id, (extract(epoch from at) * 1000000)::int8::text as us`,
     [
-      intake.map((s) => s.meterId),
-      intake.map((s) => Math.trunc(s.timeMs)),
-      intake.map((s) => s.reading),
-      intake.map((s) => s.value),
+      sorted.map((s) => s.meterId),
+      sorted.map((s) => s.timeUs),
+      sorted.map((s) => s.reading),
+      sorted.map((s) => s.value),
     ],
   )
-  const stored = rowCount ?? 0
-  if (stored === 0) return { stored, touched }
-  // two writers folding one quarter hour: each folds after the other's samples are committed
-  await client.query('select pg_advisory_xact_lock($1)', [ROLLUP_LOCK])
-  const touch = (meterId: number, atMs: number) => {
-    const quarterMs = Math.floor(atMs / QUARTER_MS) * QUARTER_MS
-    touched.set(`${meterId}:${quarterMs}`, { meterId, quarterMs })
-  }
-  for (const sample of intake) touch(sample.meterId, sample.timeMs)
-  const registers = intake.filter((r) => r.reading === 'register')
-  if (registers.length > 0) {
-    // a late register reading changes the increment of the one after it
-    const next = await client.query<{ meter_id: number; next_at: Date | null }>(
-      `select n.meter_id, (
-         select min(p.at) from meter_samples p where p.meter_id = n.meter_id and p.reading = 'register' and p.at > n.at
-       ) as next_at
-       from unnest($1::int[], $2::timestamptz[]) as n(meter_id, at)`,
-      [registers.map((r) => r.meterId), registers.map((r) => new Date(Math.trunc(r.timeMs)))],
-    )
-    for (const row of next.rows) if (row.next_at) touch(row.meter_id, row.next_at.getTime())
-  }
-  return { stored, touched }
+  return new Set(rows.map((r) => sampleKey(r.meter_id, Number(r.us))))
 }
 
-/** A batch of messages taken in the caller's transaction: samples, quarter hours, mirrors, quarantine, rollups. */
+/** Each meter's last register reading before this batch (meter_latest). */
+async function lastRegisters(
+  client: pg.PoolClient,
+  meterIds: readonly number[],
+): Promise<Map<number, { us: number; value: number }>> {
+  const { rows } = await client.query<{ meter_id: number; us: string; value: number }>(
+    `select meter_id, (extract(epoch from register_at) * 1000000)::int8::text as us, register_value as value
+     from meter_latest where meter_id = any($1::int[]) and register_at is not null`,
+    [meterIds],
+  )
+  return new Map(rows.map((r) => [r.meter_id, { us: Number(r.us), value: r.value }]))
+}
+
+/** The quarter hours of the stored register readings following each of these (a late reading changes their increment). */
+async function followingRegisters(
+  client: pg.PoolClient,
+  readings: ReadonlyArray<{ meterId: number; timeUs: number }>,
+): Promise<Array<{ meterId: number; us: number }>> {
+  const { rows } = await client.query<{ meter_id: number; us: string | null }>(
+    `select n.meter_id, (
+       select (extract(epoch from min(p.at)) * 1000000)::int8::text from meter_samples p
+       where p.meter_id = n.meter_id and p.reading = 'register' and p.at > timestamptz 'epoch' + n.us * interval '1 microsecond'
+     ) as us
+     from unnest($1::int[], $2::int8[]) as n(meter_id, us)`,
+    [readings.map((r) => r.meterId), readings.map((r) => r.timeUs)],
+  )
+  return rows.filter((r) => r.us !== null).map((r) => ({ meterId: r.meter_id, us: Number(r.us) }))
+}
+
+/**
+ * Folds the quarter hours `keys` again from all their samples (the tag rules of docs/LIVE.md), one
+ * quarter hour's samples each: a register reading's increment is the reading minus the register's
+ * previous reading (none: no increment; lower: the register restarted, the reading itself).
+ */
+async function refold(
+  client: pg.PoolClient,
+  keys: ReadonlyArray<{ meterId: number; t: number }>,
+): Promise<Map<string, QuarterStats>> {
+  const out = new Map<string, QuarterStats>()
+  if (keys.length === 0) return out
+  const kinds = keys.map((k) => KINDS[(METERS.find((m) => m.id === k.meterId) as (typeof METERS)[number]).kind])
+  const { rows } = await client.query<QuarterStats & { meter_id: number; t: number }>(
+    `with q as (
+       select meter_id, to_timestamp(ms / 1000) as t, lo, hi
+       from unnest($1::int[], $2::float8[], $3::float8[], $4::float8[]) as q(meter_id, ms, lo, hi)
+     ),
+     v as (
+       select q.meter_id, q.t, q.lo, q.hi,
+         case when x.reading = 'value' then x.value when p.value is null then null
+              when x.value >= p.value then x.value - p.value else x.value end as v,
+         x.reading = 'register' and p.value is not null and x.value < p.value as restarted
+       from q
+       cross join lateral (
+         select reading, value, at from meter_samples x
+         where x.meter_id = q.meter_id and x.at >= q.t and x.at < q.t + interval '15 minutes' offset 0
+       ) x
+       left join lateral (
+         select p.value from meter_samples p
+         where x.reading = 'register' and p.meter_id = q.meter_id and p.reading = 'register' and p.at < x.at
+         order by p.at desc limit 1
+       ) p on true
+     )
+     select meter_id, extract(epoch from t)::float8 * 1000 as t, sum(v) / count(v) as avg, min(v) as min,
+       max(v) as max, sum(v) as sum, count(v)::int as count,
+       case when bool_or(v < lo or v > hi) then 'suspect' when bool_or(restarted) then 'estimated' else 'ok' end as tag
+     from v group by meter_id, t having count(v) > 0`,
+    [
+      keys.map((k) => k.meterId),
+      keys.map((k) => k.t),
+      kinds.map((k) => k.plausible?.min ?? null),
+      kinds.map((k) => k.plausible?.max ?? null),
+    ],
+  )
+  for (const r of rows) out.set(quarterKey(r.meter_id, r.t), r)
+  return out
+}
+
+/** Each meter's newest sample of the batch, and newest register reading, into meter_latest. */
+async function noteLatest(
+  client: pg.PoolClient,
+  stored: ReadonlyArray<TakenSample & { receivedMs: number }>,
+): Promise<void> {
+  const latest = new Map<number, { at: TakenSample; register?: TakenSample; receivedMs: number }>()
+  for (const s of stored) {
+    const l = latest.get(s.meterId) ?? { at: s, receivedMs: s.receivedMs }
+    if (s.timeUs > l.at.timeUs) l.at = s
+    if (s.reading === 'register' && (!l.register || s.timeUs > l.register.timeUs)) l.register = s
+    l.receivedMs = Math.max(l.receivedMs, s.receivedMs)
+    latest.set(s.meterId, l)
+  }
+  const rows = [...latest.entries()].sort(([a], [b]) => a - b)
+  await client.query(
+    `insert into meter_latest (meter_id, at, value, reading, received_at, register_at, register_value)
+     select m, timestamptz 'epoch' + us * interval '1 microsecond', v, r, to_timestamp(rec / 1000),
+       timestamptz 'epoch' + rus * interval '1 microsecond', rv
+     from unnest($1::int[], $2::int8[], $3::float8[], $4::text[], $5::float8[], $6::int8[], $7::float8[])
+       as u(m, us, v, r, rec, rus, rv)
+     on conflict (meter_id) do update set
+       at = greatest(meter_latest.at, excluded.at),
+       value = case when excluded.at > meter_latest.at then excluded.value else meter_latest.value end,
+       reading = case when excluded.at > meter_latest.at then excluded.reading else meter_latest.reading end,
+       received_at = greatest(meter_latest.received_at, excluded.received_at),
+       register_at = greatest(meter_latest.register_at, excluded.register_at),
+       register_value = case when excluded.register_at > coalesce(meter_latest.register_at, '-infinity')
+         then excluded.register_value else meter_latest.register_value end`,
+    [
+      rows.map(([id]) => id),
+      rows.map(([, l]) => l.at.timeUs),
+      rows.map(([, l]) => l.at.value),
+      rows.map(([, l]) => l.at.reading),
+      rows.map(([, l]) => l.receivedMs),
+      rows.map(([, l]) => l.register?.timeUs ?? null),
+      rows.map(([, l]) => l.register?.value ?? null),
+    ],
+  )
+}
+
+/**
+ * The quarter hours the stored samples change, before and after: what each brings, added to its
+ * quarter hour where the row can be extended; folded again from its samples where it cannot (a
+ * late register reading, a row a seed or an import wrote).
+ */
+async function quarterChanges(client: pg.PoolClient, stored: readonly TakenSample[]): Promise<MeterChange[]> {
+  const contributions = new Map<string, { meterId: number; t: number; c: Contribution }>()
+  const again = new Map<string, { meterId: number; t: number }>()
+  const refoldQuarter = (meterId: number, us: number) => {
+    const t = quarterOf(us)
+    again.set(quarterKey(meterId, t), { meterId, t })
+  }
+  const plausibleOf = (meterId: number) =>
+    KINDS[(METERS.find((m) => m.id === meterId) as (typeof METERS)[number]).kind].plausible
+  const add = (meterId: number, us: number, value: number, restarted: boolean) => {
+    const t = quarterOf(us)
+    const key = quarterKey(meterId, t)
+    const entry = contributions.get(key) ?? { meterId, t, c: emptyContribution() }
+    contributions.set(key, entry)
+    addSample(entry.c, value, plausibleOf(meterId), restarted)
+  }
+  const registers = new Map<number, TakenSample[]>()
+  for (const s of stored) {
+    if (s.reading === 'value') add(s.meterId, s.timeUs, s.value, false)
+    else registers.set(s.meterId, [...(registers.get(s.meterId) ?? []), s])
+  }
+  if (registers.size > 0) {
+    const last = await lastRegisters(client, [...registers.keys()])
+    const late: TakenSample[] = []
+    for (const [meterId, readings] of registers) {
+      readings.sort((a, b) => a.timeUs - b.timeUs)
+      const before = last.get(meterId)
+      if (before && (readings[0] as TakenSample).timeUs < before.us) {
+        late.push(...readings)
+        continue
+      }
+      for (const step of registerSteps(readings, before?.value)) {
+        if (step.increment !== null) add(meterId, step.timeUs, step.increment, step.restarted)
+      }
+    }
+    if (late.length > 0) {
+      for (const r of late) refoldQuarter(r.meterId, r.timeUs)
+      for (const f of await followingRegisters(client, late)) refoldQuarter(f.meterId, f.us)
+    }
+  }
+  for (const key of again.keys()) contributions.delete(key)
+  const keys = [...contributions.values(), ...again.values()]
+  const old = await readQuarters(
+    client,
+    keys.map((k) => k.meterId),
+    keys.map((k) => k.t),
+  )
+  const changes: MeterChange[] = []
+  for (const [key, { meterId, t, c }] of contributions) {
+    const before = old.get(key)
+    if (before && !extendable(before)) again.set(key, { meterId, t })
+    else changes.push({ meterId, t, old: before ?? null, next: mergeQuarter(before, c) })
+  }
+  const folded = await refold(client, [...again.values()])
+  for (const [key, { meterId, t }] of again) {
+    const next = folded.get(key)
+    if (next) changes.push({ meterId, t, old: old.get(key) ?? null, next })
+  }
+  return changes
+}
+
+/**
+ * A batch of messages taken in the caller's transaction: samples, quarter hours, mirrors, rollups,
+ * the quarantine. Messages may come read already (`resolveMessage`, as they arrived).
+ */
 export async function takeMessages(
   client: pg.PoolClient,
-  messages: readonly LiveMessage[],
-  options: { maxFutureMs?: number } = {},
+  messages: ReadonlyArray<LiveMessage | ResolvedMessage>,
+  options: Partial<IntakeLimits> = {},
 ): Promise<BatchResult> {
-  const facts = await meterFacts(client)
-  const samples: Intake['samples'] = []
-  const quarantine: Array<{ message: LiveMessage; recordIndex: number | null; code: RefusalCode; reason: string }> = []
-  for (const message of messages) {
-    const intake = readMessage(message, facts, options.maxFutureMs)
-    samples.push(...intake.samples)
-    for (const r of intake.refused) quarantine.push({ message, ...r })
-  }
-  const { stored, touched } = await storeSamples(client, samples)
-  const quarters = [...touched.values()]
-  if (quarters.length > 0) {
-    await foldQuarters(
+  const limits = { ...DEFAULT_INTAKE_LIMITS, ...options }
+  const resolved = messages.map((m) => ('samples' in m ? m : resolveMessage(m, limits.maxBytes)))
+  const facts = await meterFacts(client, namedMeters(resolved))
+  const intakes = resolved.map((r) => judgeMessage(r, facts, limits))
+  // the first of a meter's instant in the batch is the one taken; the others are duplicates
+  const owner = new Map<string, number>()
+  const taken: Array<TakenSample & { receivedMs: number }> = []
+  intakes.forEach((intake, i) => {
+    for (const s of intake.samples) {
+      const key = sampleKey(s.meterId, s.timeUs)
+      if (owner.has(key)) continue
+      owner.set(key, i)
+      taken.push({ ...s, receivedMs: (resolved[i] as ResolvedMessage).message.receivedMs })
+    }
+  })
+  let stored = new Set<string>()
+  let quarters = 0
+  if (taken.length > 0) {
+    await ensureSamplePartitions(
       client,
-      quarters.map((q) => q.meterId),
-      quarters.map((q) => q.quarterMs),
+      taken.map((s) => s.timeUs),
     )
-  }
-  if (quarantine.length > 0) {
-    await client.query(
-      `insert into quarantine (received_at, source, code, reason, record_index, payload)
-       select * from unnest($1::timestamptz[], $2::text[], $3::text[], $4::text[], $5::int[], $6::text[])
-       on conflict (payload_digest, (coalesce(record_index, -1)), source) where replayed_at is null do nothing`,
-      [
-        quarantine.map((q) => new Date(q.message.receivedMs)),
-        quarantine.map((q) => q.message.source),
-        quarantine.map((q) => q.code),
-        quarantine.map((q) => q.reason),
-        quarantine.map((q) => q.recordIndex),
-        quarantine.map((q) => q.message.payload),
-      ],
+    await lockForWrite(
+      client,
+      taken.map((s) => s.meterId),
     )
+    stored = await storeSamples(client, taken)
+    const fresh = taken.filter((s) => stored.has(sampleKey(s.meterId, s.timeUs)))
+    if (fresh.length > 0) {
+      const changes = await quarterChanges(client, fresh)
+      quarters = changes.length
+      await finishQuarterWrites(client, changes, undefined, { live: true })
+      await noteLatest(client, fresh)
+    }
   }
+  const refusals = intakes.map((intake, i) => ({
+    message: (resolved[i] as ResolvedMessage).message,
+    refused: intake.refused,
+  }))
+  await quarantineRefusals(client, refusals)
+  const perMessage = intakes.map((intake, i): MessageResult => {
+    let mine = 0
+    for (const s of intake.samples) {
+      const key = sampleKey(s.meterId, s.timeUs)
+      if (owner.get(key) === i && stored.has(key)) mine++
+    }
+    return {
+      samples: mine,
+      duplicates: intake.samples.length - mine,
+      refused: intake.refused.map((r: Refused) => ({ index: r.recordIndex, code: r.code, reason: r.reason })),
+    }
+  })
+  const refused = perMessage.flatMap((m) => m.refused)
   return {
-    samples: stored,
-    duplicates: samples.length - stored,
-    quarantined: quarantine.length,
-    quarters: quarters.length,
-    refused: quarantine.map((q) => ({ index: q.recordIndex, code: q.code, reason: q.reason })),
+    samples: stored.size,
+    duplicates: perMessage.reduce((a, m) => a + m.duplicates, 0),
+    quarantined: refused.length,
+    quarters,
+    refused,
+    messages: perMessage,
   }
 }

@@ -83,15 +83,17 @@ async function insertMetadata(client: pg.PoolClient): Promise<void> {
 }
 
 /**
- * Fills the estate's metadata and every series over [fromMs, toMs) in one transaction (or one
- * per chunk), a few days per statement (multi-row inserts from arrays through `unnest`). Rows
- * already present are kept, so seeding twice is harmless.
+ * Fills the estate's metadata and every series over the whole quarter hours of [fromMs, toMs) in
+ * one transaction (or one per chunk), a few days per statement (multi-row inserts from arrays
+ * through `unnest`). Rows already present are kept, so seeding twice is harmless. Live samples of
+ * the meters seeded start where the seed ends (`meters.live_from`): the quarter hour under way is
+ * left to them.
  */
 export async function seedEstate(pool: pg.Pool, options: SeedOptions): Promise<SeedSummary> {
   const started = Date.now()
   const seed = options.seed >>> 0
   const fromMs = floorQuarter(options.fromMs)
-  const toMs = options.toMs
+  const toMs = floorQuarter(options.toMs)
   const chunkMs = (options.chunkDays ?? 7) * DAY_MS
   const rows: Record<string, number> = { data_15m: 0 }
   for (const g of GROUP_NAMES) rows[`${g}_15m`] = 0
@@ -212,6 +214,7 @@ export async function seedEstate(pool: pg.Pool, options: SeedOptions): Promise<S
           values: target.columns,
         })),
         existing: 'keep',
+        endsLive: true,
       })
       rows.data_15m = (rows.data_15m ?? 0) + meter.t.length
       for (const [g, target] of wide) rows[`${g}_15m`] = (rows[`${g}_15m`] ?? 0) + target.t.length

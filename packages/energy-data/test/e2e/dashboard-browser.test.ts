@@ -142,7 +142,7 @@ describe.skipIf(!browserAvailable())('the dashboard in Chromium', () => {
     // a datalogger's reading of PV inverter 861 in the next quarter hour, through the one write path
     const pack = JSON.stringify([{ n: 'urn:campus:meter:861', t: END / 1000 + 60, v: 12.5, u: 'kW' }])
     await inTransaction(h.database.pool, (client) =>
-      takeMessages(client, [{ source: 'test', payload: pack, receivedMs: END + 120_000 }]),
+      takeMessages(client, [{ source: 'test', payload: Buffer.from(pack), receivedMs: END + 120_000 }]),
     )
     const written = Date.now()
     await page.waitForFunction((label) => {

@@ -11,10 +11,15 @@ export const HealthCheck = Type.Object(
 const NotReady = Type.Object(
   {
     status: Type.Literal('UNAVAILABLE'),
-    checks: Type.Object({
-      database: Type.String({ description: '"ok" or why the database did not answer' }),
-      migrations: Type.String({ description: '"ok" or which migrations are pending' }),
-    }),
+    checks: Type.Object(
+      {
+        database: Type.String({ description: '"ok" or why the database did not answer' }),
+        migrations: Type.String({ description: '"ok" or which migrations are pending' }),
+      },
+      {
+        additionalProperties: Type.String({ description: 'A check of the service\u2019s own: "ok" or what is wrong' }),
+      },
+    ),
   },
   { title: 'NotReady' },
 )
@@ -29,10 +34,16 @@ function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer))
 }
 
-/** `/health/live`: the process answers. `/health/ready`: the database answers and no migration is pending. */
+/** A check of a service's own for readiness: "ok", or what is wrong (then the service is not ready). */
+export type ReadinessCheck = () => string | Promise<string>
+
+/**
+ * `/health/live`: the process answers. `/health/ready`: the database answers, no migration is
+ * pending, and each of the service's own checks says "ok".
+ */
 export function registerHealth<DB>(
   app: FastifyInstance,
-  options: { db: Kysely<DB>; migrations: MigrationFile[]; tags?: string[] },
+  options: { db: Kysely<DB>; migrations: MigrationFile[]; tags?: string[]; checks?: Record<string, ReadinessCheck> },
 ): void {
   const tags = options.tags ?? ['Health']
   app.get(
@@ -55,7 +66,8 @@ export function registerHealth<DB>(
       schema: {
         tags,
         summary: 'Readiness probe',
-        description: 'Answers 200 when the database answers and every migration is applied; 503 otherwise.',
+        description:
+          'Answers 200 when the database answers, every migration is applied and the service\u2019s own checks pass; 503 otherwise.',
         response: { 200: HealthCheck, 503: NotReady },
       },
     },
@@ -76,8 +88,16 @@ export function registerHealth<DB>(
         migrations = 'unknown'
         request.log.warn({ err: error }, 'readiness check failed')
       }
-      if (database === 'ok' && migrations === 'ok') return { status: 'OK' }
-      return reply.code(503).send({ status: 'UNAVAILABLE', checks: { database, migrations } })
+      const own: Record<string, string> = {}
+      for (const [name, check] of Object.entries(options.checks ?? {})) {
+        own[name] = await Promise.resolve()
+          .then(check)
+          .catch((error: unknown) => (error instanceof Error ? error.message : String(error)))
+      }
+      if (database === 'ok' && migrations === 'ok' && Object.values(own).every((v) => v === 'ok')) {
+        return { status: 'OK' }
+      }
+      return reply.code(503).send({ status: 'UNAVAILABLE', checks: { database, migrations, ...own } })
     },
   )
 }

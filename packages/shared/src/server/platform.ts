@@ -10,7 +10,7 @@ import type { MigrationFile } from '../db/migrator.ts'
 import { type ErrorFormat, HttpError } from '../errors.ts'
 import { type CorsPolicies, corsStep, pathOf, registerUnansweredOptions } from './cors.ts'
 import { type FrontDoor, registerFrontDoor } from './front-door.ts'
-import { registerHealth } from './health.ts'
+import { type ReadinessCheck, registerHealth } from './health.ts'
 import { registerMetrics } from './metrics.ts'
 import { FINITE_NUMBERS, type ParameterRule, refusedParameters, toValidationIssues } from './validation.ts'
 
@@ -51,6 +51,8 @@ export interface PlatformOptions<DB> {
    * then reach that server's origin, and no other. Absent: API keys only.
    */
   swaggerOAuth?: { clientId: string; issuer: string; scopes: string[] }
+  /** Checks of the service's own that /health/ready runs beside the database's (a stalled writer, a broker). */
+  readiness?: Record<string, ReadinessCheck>
 }
 
 /**
@@ -221,7 +223,12 @@ export async function registerPlatform<DB>(app: FastifyInstance, options: Platfo
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
 
   if (options.frontDoor) registerFrontDoor(app, options.frontDoor)
-  registerHealth(app, { db: options.db, migrations: options.migrations, tags: options.openapi.healthTags })
+  registerHealth(app, {
+    db: options.db,
+    migrations: options.migrations,
+    tags: options.openapi.healthTags,
+    ...(options.readiness ? { checks: options.readiness } : {}),
+  })
 }
 
 /**

@@ -1,0 +1,43 @@
+import type pg from 'pg'
+
+/**
+ * `meter_samples` is partitioned by UTC month (migration 0010). A sample's month must have its
+ * partition before the sample is inserted: `ensure_sample_partition` makes one where missing (the
+ * writer's role may call it) and only looks it up where it is made. Making one locks the table
+ * until its transaction ends, so the ingest service makes the coming month's ahead of time
+ * (`prepareSamplePartitions`) and a write finds it made.
+ */
+
+const monthOf = (us: number): string => {
+  const d = new Date(Math.floor(us / 1000))
+  return `${d.getUTCFullYear()}-${String(d.getUTCMonth() + 1).padStart(2, '0')}-01T00:00:00Z`
+}
+
+/** The partitions of the months holding these instants (epoch microseconds), made where missing. */
+export async function ensureSamplePartitions(
+  client: pg.PoolClient | pg.Pool,
+  instantsUs: Iterable<number>,
+): Promise<void> {
+  const months = new Set<string>()
+  for (const us of instantsUs) months.add(monthOf(us))
+  await client.query('select ensure_sample_partition(m) from unnest($1::timestamptz[]) as m', [[...months].sort()])
+}
+
+/** This month's and the next month's partitions, made ahead of the samples that will need them. */
+export async function prepareSamplePartitions(pool: pg.Pool, nowMs = Date.now()): Promise<void> {
+  const next = new Date(nowMs)
+  next.setUTCDate(1)
+  next.setUTCMonth(next.getUTCMonth() + 1)
+  await ensureSamplePartitions(pool, [nowMs * 1000, next.getTime() * 1000])
+}
+
+/**
+ * Drops the samples of the months wholly before `beforeMs` (their quarter hours stay): the
+ * retention of raw samples. Returns the partitions dropped.
+ */
+export async function dropSamplePartitionsBefore(pool: pg.Pool, beforeMs: number): Promise<string[]> {
+  const { rows } = await pool.query<{ name: string }>('select drop_sample_partitions_before($1) as name', [
+    new Date(beforeMs),
+  ])
+  return rows.map((r) => r.name)
+}

@@ -1,0 +1,169 @@
+import { gzipSync } from 'node:zlib'
+import { launchService, type RunningService } from '@campus/shared'
+import { needsService } from '@campus/shared/testing'
+import mqtt from 'mqtt'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { ingestService, senmlTopic } from '../src/service.ts'
+import { BASE, eventually, ingestDatabase, QUARTER, testTopicRoot } from './support.ts'
+
+/**
+ * The worst a sender can send, to a real ingest process (its own heap limit, 192 MB, as deployed)
+ * on the machine's Mosquitto: each is refused or quarantined by what it is, the process's memory
+ * stays bounded, and the next good message is written at once (nothing holds the stream).
+ */
+const mosquittoUrl = process.env.TEST_MQTT_URL || 'mqtt://127.0.0.1:1883'
+const onBroker = await needsService('ingest bounds tests (Mosquitto)', 'TEST_MQTT_URL', mosquittoUrl)
+
+const { database, writeKey } = await ingestDatabase()
+afterAll(() => database.close())
+
+const run = `${process.pid % 100_000}`
+const root = testTopicRoot('bounds')
+const topic = senmlTopic('DL-CF-01', root)
+
+/** The process's resident memory, as its /metrics tells it. */
+async function residentBytes(url: string): Promise<number> {
+  const text = await (await fetch(`${url}/metrics`)).text()
+  return Number(/^process_resident_memory_bytes(?:{[^}]*})? (\S+)$/m.exec(text)?.[1])
+}
+
+const count = async (sql: string, params: unknown[] = []) =>
+  Number((await database.pool.query(`select count(*) as n from ${sql}`, params)).rows[0].n)
+
+/** A pack of `records` records, each refused (an unknown meter with a long name), about `records` x 120 bytes. */
+const refusedPack = (records: number, salt: string) =>
+  JSON.stringify(
+    Array.from({ length: records }, (_, i) => ({
+      n: `urn:campus:meter:9${String(i).padStart(6, '0')}`,
+      t: BASE / 1000 + i,
+      v: 1,
+      u: `kW${salt}${'x'.repeat(60)}`,
+    })),
+  )
+
+describe.runIf(onBroker)('bounded memory for every message and request', () => {
+  let ingest: RunningService
+  let publisher: mqtt.MqttClient
+  const good = async (meter: number, t: number) => {
+    const pack = JSON.stringify([{ n: `urn:campus:meter:${meter}`, t: t / 1000, v: 42.5 }])
+    await publisher.publishAsync(topic, pack, { qos: 1 })
+    await eventually(
+      async () => (await count('meter_samples where meter_id = $1 and at = $2', [meter, new Date(t)])) === 1,
+      `the good sample after the bad (${new Date(t).toISOString()})`,
+    )
+  }
+
+  beforeAll(async () => {
+    ingest = await launchService(ingestService, {
+      env: {
+        ENERGY_DATABASE_URL: database.url,
+        LOG_LEVEL: 'warn',
+        MIGRATE_ON_START: 'false',
+        MQTT_URL: mosquittoUrl,
+        MQTT_TOPIC_ROOT: root,
+        MQTT_CLIENT_ID: `bounds-${run}`,
+        MQTT_SHARE_GROUP: `bounds${run}`,
+        MQTT_SESSION_SECONDS: '60',
+      },
+      maxOutput: 100_000,
+    })
+    publisher = await mqtt.connectAsync(mosquittoUrl, { clientId: `bounds-pub-${run}` })
+  })
+  afterAll(async () => {
+    process.stdout.write(ingest?.output() ?? '')
+    await publisher?.endAsync()
+    if (ingest) expect(await ingest.stop('SIGTERM')).toBe(0)
+  })
+
+  it('a 1 MB pack of refused records, over MQTT and HTTP: kept once each, memory bounded, the stream goes on', async () => {
+    const before = await residentBytes(ingest.url)
+    const mqttPack = refusedPack(8000, 'm')
+    expect(mqttPack.length).toBeGreaterThan(900_000)
+    await publisher.publishAsync(topic, mqttPack, { qos: 1 })
+    await good(900, BASE)
+    const httpPack = refusedPack(8000, 'h')
+    const res = await fetch(`${ingest.url}/ingest/senml`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/senml+json', 'x-api-key': writeKey },
+      body: httpPack,
+    })
+    expect(res.status).toBe(422)
+    expect(((await res.json()) as { refused: unknown[] }).refused).toHaveLength(8000)
+    // each message once, its size as sent; each refusal a row referring to it
+    for (const pack of [mqttPack, httpPack]) {
+      const kept = await database.pool.query<{ id: string; size: number }>(
+        'select id, size from quarantine_payloads where payload = $1',
+        [Buffer.from(pack)],
+      )
+      expect(kept.rows.map((r) => r.size)).toEqual([pack.length])
+      expect(await count('quarantine where payload_id = $1', [kept.rows[0]!.id])).toBe(8000)
+    }
+    const after = await residentBytes(ingest.url)
+    process.stdout.write(
+      `ingest bounds: resident ${Math.round(before / 2 ** 20)} MB -> ${Math.round(after / 2 ** 20)} MB\n`,
+    )
+    expect(after).toBeLessThan(400 * 2 ** 20)
+  })
+
+  it('an 8 MB MQTT message is never held: quarantined as too_large by its first bytes, the process unmoved', async () => {
+    const before = await residentBytes(ingest.url)
+    const huge = `[${'{"n":"urn:campus:meter:900","v":1},'.repeat(230_000)}{"n":"urn:campus:meter:900","v":1}]`
+    expect(huge.length).toBeGreaterThan(8_000_000)
+    await publisher.publishAsync(topic, huge, { qos: 1 })
+    await good(900, BASE + QUARTER)
+    const kept = await database.pool.query<{ code: string; size: number; bytes: number }>(
+      `select q.code, p.size, octet_length(p.payload) as bytes from quarantine q join quarantine_payloads p on p.id = q.payload_id
+       where q.code = 'too_large' and p.source = $1`,
+      [`mqtt:${topic}`],
+    )
+    expect(kept.rows).toHaveLength(1)
+    expect(kept.rows[0]!.bytes).toBe(4096)
+    expect(kept.rows[0]!.size).toBeGreaterThan(8_000_000)
+    const after = await residentBytes(ingest.url)
+    process.stdout.write(
+      `ingest bounds: 8 MB message, resident ${Math.round(before / 2 ** 20)} MB -> ${Math.round(after / 2 ** 20)} MB\n`,
+    )
+    expect(after - before).toBeLessThan(32 * 2 ** 20)
+  })
+
+  it('a NUL byte, raw or escaped: quarantined as bytes, never retried, the stream goes on', async () => {
+    const raw = Buffer.concat([
+      Buffer.from('[{"n":"urn:campus:meter:900\u0000","v":1}'),
+      Buffer.from([0]),
+      Buffer.from(']'),
+    ])
+    const escaped = JSON.stringify([{ n: 'urn:campus:meter:900\u0000', t: BASE / 1000, v: 1 }])
+    await publisher.publishAsync(topic, raw, { qos: 1 })
+    await publisher.publishAsync(topic, escaped, { qos: 1 })
+    await good(900, BASE + 2 * QUARTER)
+    const codes = await database.pool.query<{ code: string; payload: Buffer }>(
+      `select q.code, p.payload from quarantine q join quarantine_payloads p on p.id = q.payload_id
+       where p.payload = any($1::bytea[]) order by q.id`,
+      [[raw, Buffer.from(escaped)]],
+    )
+    expect(codes.rows.map((r) => r.code)).toEqual(['malformed_json', 'bad_record'])
+    expect(codes.rows[0]!.payload.equals(raw)).toBe(true)
+  })
+
+  it('HTTP: a gzip body is taken; a gzip bomb is 413 before it is inflated; another encoding is 415', async () => {
+    const post = (body: Buffer, encoding: string) =>
+      fetch(`${ingest.url}/ingest/senml`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/senml+json', 'content-encoding': encoding, 'x-api-key': writeKey },
+        body,
+      })
+    const pack = JSON.stringify([{ n: 'urn:campus:meter:900', t: (BASE + 3 * QUARTER) / 1000, v: 7.25 }])
+    const taken = await post(gzipSync(pack), 'gzip')
+    expect(taken.status).toBe(200)
+    expect(await taken.json()).toMatchObject({ samples: 1 })
+    const before = await residentBytes(ingest.url)
+    // 256 MB of zeros in a quarter of a megabyte
+    const bomb = gzipSync(Buffer.alloc(1 << 28))
+    expect(bomb.length).toBeLessThan(300_000)
+    const refused = await post(bomb, 'gzip')
+    expect(refused.status).toBe(413)
+    expect(((await refused.json()) as { detail: string }).detail).toMatch(/more than 1048576 bytes once decompressed/)
+    expect((await post(Buffer.from(pack), 'compress')).status).toBe(415)
+    expect((await residentBytes(ingest.url)) - before).toBeLessThan(64 * 2 ** 20)
+  })
+})
