@@ -19,6 +19,7 @@ import { exportData, login, tokenFile } from './client/commands.ts'
 import { keyCreate, keyList, keyRevoke } from './commands/keys.ts'
 import { refreshRollups } from './commands/rollups.ts'
 import { demo, demoKey, seed } from './commands/seed.ts'
+import { virtualCreate, virtualDelete, virtualList } from './commands/virtual-meters.ts'
 import { loadEnergyConfig } from './config.ts'
 import type { EnergyDatabase } from './db/schema.ts'
 import { importFiles } from './import/import-csv.ts'
@@ -174,6 +175,32 @@ const commands: Record<string, Command<Context>> = {
       const { values } = parseFlags(args, { from: { type: 'string' }, to: { type: 'string' } })
       await calendar(context)
       return refreshRollups(context.pool, values)
+    },
+  },
+  'virtual:create': {
+    usage: 'virtual:create --id ID --name TEXT --formula "860 - 870 - 880" (inputs: meters of one kind)',
+    async run(context, args) {
+      const { values } = parseFlags(args, {
+        id: { type: 'string' },
+        name: { type: 'string' },
+        formula: { type: 'string' },
+      })
+      await calendar(context)
+      return virtualCreate(context.pool, values)
+    },
+  },
+  'virtual:list': {
+    usage: 'virtual:list',
+    run({ pool }, args) {
+      parseFlags(args, {})
+      return virtualList(pool)
+    },
+  },
+  'virtual:delete': {
+    usage: 'virtual:delete --id ID',
+    run({ pool }, args) {
+      const { values } = parseFlags(args, { id: { type: 'string' } })
+      return virtualDelete(pool, values)
     },
   },
   'demo:key': {

@@ -163,6 +163,13 @@ export const ACCUMULATES_TO: Partial<Record<UnitId, UnitId>> = {
  */
 export type Combination = 'mean' | 'sum'
 
+/**
+ * What a meter's amounts are bought as: the commodity its tariffs and emission factors are given
+ * for (`pnpm energy tariffs:import`), per unit of its kind (electricity per kWh, water per m³).
+ */
+export type Commodity = 'electricity' | 'water'
+export const COMMODITIES: readonly Commodity[] = ['electricity', 'water']
+
 export interface Kind {
   /** QUDT quantity kind. */
   readonly quantityKind: string
@@ -175,6 +182,8 @@ export interface Kind {
    * a quarter hour holding a sample outside it is tagged `suspect` (docs/LIVE.md, the tag rules).
    */
   readonly plausible?: { readonly min: number; readonly max: number }
+  /** The commodity an amount of this kind is priced and weighed as; none: it has no cost. */
+  readonly commodity?: Commodity
 }
 
 export const KINDS = {
@@ -191,6 +200,7 @@ export const KINDS = {
     combination: 'sum',
     text: 'energy in the quarter hour',
     plausible: { min: 0, max: 2500 },
+    commodity: 'electricity',
   },
   volume: {
     quantityKind: 'quantitykind:Volume',
@@ -198,6 +208,7 @@ export const KINDS = {
     combination: 'sum',
     text: 'volume in the quarter hour',
     plausible: { min: 0, max: 100 },
+    commodity: 'water',
   },
   temperature: {
     quantityKind: 'quantitykind:Temperature',

@@ -3,6 +3,7 @@ import { GROUP_COLUMNS, type GroupName, MIRRORS } from '../catalogue/groups.ts'
 import { DAY_MS, QUARTER_MS } from '../domain/time.ts'
 import { measurementsWritten } from './measurement-writes.ts'
 import { writeMirrors } from './mirrors.ts'
+import { writeVirtualQuarters } from './virtual-writes.ts'
 
 /**
  * The one write path of quarter hours. The seed, a CSV import and the live fold of samples hand
@@ -90,6 +91,8 @@ export async function writeQuarters(client: pg.PoolClient, writes: QuarterWrites
   if (meters && meters.t.length > 0) {
     // the columns mirroring the meters written, from the meter rows now stored
     await writeMirrors(client, meters.meterId, meters.t)
+    // the virtual meters these meters feed, at the same quarter hours (so the same periods below)
+    await writeVirtualQuarters(client, meters.meterId, meters.t)
     const written = new Set(meters.meterId)
     for (const series of MIRRORS) if (written.has(series.meter!.id)) tables.add(`${series.group}_15m`)
   }
