@@ -17,6 +17,7 @@ import type pg from 'pg'
 import { GROUP_NAMES, type GroupName } from './catalogue/groups.ts'
 import { exportData, login, tokenFile } from './client/commands.ts'
 import { keyCreate, keyList, keyRevoke } from './commands/keys.ts'
+import { emissionsImport, ratesList, tariffsImport } from './commands/rates.ts'
 import { refreshRollups } from './commands/rollups.ts'
 import { demo, demoKey, seed } from './commands/seed.ts'
 import { virtualCreate, virtualDelete, virtualList } from './commands/virtual-meters.ts'
@@ -43,6 +44,13 @@ const calendar = ({ pool, zone }: Context) =>
   )
 
 const log = (line: string) => process.stderr.write(`${line}\n`)
+
+/** The one FILE of a command that takes one. */
+function oneFile(args: string[], command: string): string {
+  const { positionals } = parseFlags(args, {}, { positionals: true })
+  if (positionals.length !== 1) throw usageError(`${command} takes one FILE`)
+  return positionals[0] as string
+}
 
 /** Demo window seeded by `pnpm start` on an empty database. */
 const DEMO_DAYS = 400
@@ -201,6 +209,33 @@ const commands: Record<string, Command<Context>> = {
     run({ pool }, args) {
       const { values } = parseFlags(args, { id: { type: 'string' } })
       return virtualDelete(pool, values)
+    },
+  },
+  'tariffs:import': {
+    usage: 'tariffs:import FILE.csv (commodity,valid_from,valid_to,days,from_time,to_time,price,currency)',
+    run({ pool, zone }, args) {
+      return tariffsImport(pool, oneFile(args, 'tariffs:import'), zone)
+    },
+  },
+  'tariffs:list': {
+    usage: 'tariffs:list',
+    run({ pool }, args) {
+      parseFlags(args, {})
+      return ratesList(pool, 'tariff')
+    },
+  },
+  'emissions:import': {
+    usage:
+      'emissions:import FILE.csv (commodity,valid_from,valid_to,kg_co2e_per_unit or commodity,time,kg_co2e_per_unit)',
+    run({ pool, zone }, args) {
+      return emissionsImport(pool, oneFile(args, 'emissions:import'), zone)
+    },
+  },
+  'emissions:list': {
+    usage: 'emissions:list',
+    run({ pool }, args) {
+      parseFlags(args, {})
+      return ratesList(pool, 'emission')
     },
   },
   'demo:key': {
