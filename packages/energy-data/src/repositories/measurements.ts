@@ -2,7 +2,9 @@ import type pg from 'pg'
 import { GROUP_COLUMNS, type GroupName, totalledSeries } from '../catalogue/groups.ts'
 import { AGGREGATIONS, type Aggregation, sliceBuckets } from '../domain/aggregation.ts'
 import { bucketEdges, bucketStart, nextBucket } from '../domain/buckets.ts'
+import { HOUR_MS } from '../domain/time.ts'
 import type { RowSql, SqlField } from '../export/encoders.ts'
+import { type PricedMeasure, type PricePlan, planPricing, pricedFields, pricedSubquery } from './costs.ts'
 import { METER_QUARTER_VALUE } from './meter-value.ts'
 import { LEVEL_OF, type RollupLevel, servingLevel } from './rollups.ts'
 
@@ -36,6 +38,8 @@ export interface SeriesRequest {
   totals?: boolean
   /** Reads every bucket from the quarter hours, never from the rollups (the benchmark's baseline). */
   quarterScan?: boolean
+  /** `/data/meters`: adds each bucket's cost (`cost`) and emissions (`co2`) at the rates in force. */
+  priced?: readonly PricedMeasure[]
 }
 
 interface SeriesPlan {
@@ -48,6 +52,8 @@ interface SeriesPlan {
   bound: number
   /** The rollup level buckets are read from (`servingLevel`); none: the quarter hours. */
   level: RollupLevel | undefined
+  /** The prices of the window, when the request is priced. */
+  pricing?: PricePlan
 }
 
 /** An instant in SQL as epoch milliseconds (float8): read by `pg` as a number, no Date to parse. */
@@ -95,6 +101,7 @@ export async function planSeries(pool: pg.Pool, request: SeriesRequest): Promise
   let per = sliceBuckets(aggregation, series)
   let buckets = 0
   let level: RollupLevel | undefined
+  let hourBuckets = false
   const edges: number[] = []
   if (fixedSlots(aggregation)) {
     // quarter and half hours are the same in every zone in use: arithmetic
@@ -105,17 +112,22 @@ export async function planSeries(pool: pg.Pool, request: SeriesRequest): Promise
     const all = bucketEdges(aggregation, zone, lo, hi)
     buckets = all.length - 1
     level = request.quarterScan ? undefined : await servingLevel(pool, aggregation, zone, all)
+    hourBuckets = !request.quarterScan && all.every((e) => e % HOUR_MS === 0)
     // a slice reads fewer rows from rollups: more buckets each, as many rows out as before
     if (level) per = Math.min(per * LEVEL_OF[level].quarters, Math.max(1, Math.floor(2500 / series)))
     for (let i = 0; i < buckets; i += per) edges.push(all[i] as number)
   }
   edges.push(hi)
+  const { source, priced } = request
   return {
     lo,
     hi,
     edges: await trimToData(pool, request, edges),
     bound: buckets * series,
     level,
+    ...(source.kind === 'meters' && priced?.length
+      ? { pricing: await planPricing(pool, source.ids, priced, { lo, hi, hourBuckets }) }
+      : {}),
   }
 }
 
@@ -184,11 +196,17 @@ const METER_FIELDS = [
 const totalColumns = (group: GroupName): string[] => totalledSeries(group).map((s) => s.column)
 
 /** The fields after `time_15m` of the rows of a request, in order. */
-export function seriesFields(request: Pick<SeriesRequest, 'source' | 'coverage' | 'totals'>): string[] {
+export function seriesFields(request: Pick<SeriesRequest, 'source' | 'coverage' | 'totals' | 'priced'>): string[] {
   const { source } = request
   const fields: string[] = source.kind === 'group' ? [...GROUP_COLUMNS[source.group]] : METER_FIELDS.map((f) => f.name)
   if (request.totals)
     fields.push(...(source.kind === 'group' ? totalColumns(source.group).map((c) => `${c}_total`) : ['total_value']))
+  if (source.kind === 'meters') {
+    for (const measure of request.priced ?? [])
+      fields.push(
+        ...(measure === 'cost' ? ['cost_value', 'cost_currency', 'cost_versions'] : ['co2_value', 'co2_versions']),
+      )
+  }
   return request.coverage ? [...fields, 'coverage'] : fields
 }
 
@@ -247,24 +265,33 @@ const rowPerBucket = (request: SeriesRequest, level: RollupLevel | undefined): b
  * of the slice (and every meter) and joins what is stored. With `rollup`, aggregated buckets are
  * read from the rollups of `level`, else from the quarter hours.
  */
-function sliceSql(request: SeriesRequest, rowSql: RowSql, level?: RollupLevel): SliceSql {
+function sliceSql(request: SeriesRequest, rowSql: RowSql, level?: RollupLevel, pricing?: PricePlan): SliceSql {
   const { source, aggregation, zone, fill, coverage } = request
   const raw = aggregation === '15 m'
   const from = level ? 'rollup' : 'quarter'
+  const priced = source.kind === 'meters' && pricing !== undefined
   // $3: the slice's bucket edges, where the local calendar makes them and the query needs them
-  const calendar = !fixedSlots(aggregation) && !(rowPerBucket(request, level) && !coverage)
+  const calendar = !fixedSlots(aggregation) && !(rowPerBucket(request, level) && !coverage && !priced)
+  // parameters after those: a value, or a function of the slice's bounds (a priced slice's timelines)
   const extra: unknown[] = []
   const param = (value: unknown) => {
     extra.push(value)
     return `$${extra.length + (calendar ? 3 : 2)}`
   }
+  const sliceValues = (lo: Date, hi: Date) =>
+    extra.map((e) => (typeof e === 'function' ? (e as (lo: Date, hi: Date) => unknown)(lo, hi) : e))
   const bucket = bucketing(aggregation, '$3::timestamptz[]')
   const covered = (count: string, b: string) =>
     coverage ? [{ name: 'coverage', sql: `(${count})::float8 / ${bucket.quarters(b)}`, kind: 'number' as const }] : []
   const values = (lo: Date, hi: Date) =>
     calendar
-      ? [lo, hi, bucketEdges(aggregation, zone, lo.getTime(), hi.getTime()).map((e) => new Date(e)), ...extra]
-      : [lo, hi, ...extra]
+      ? [
+          lo,
+          hi,
+          bucketEdges(aggregation, zone, lo.getTime(), hi.getTime()).map((e) => new Date(e)),
+          ...sliceValues(lo, hi),
+        ]
+      : [lo, hi, ...sliceValues(lo, hi)]
 
   if (source.kind === 'group') {
     const columns = GROUP_COLUMNS[source.group]
@@ -319,24 +346,31 @@ function sliceSql(request: SeriesRequest, rowSql: RowSql, level?: RollupLevel): 
   const table: Source = level
     ? { table: 'data_rollup', time: 'start', rows: 'sum(quarters)', level }
     : { table: 'data_15m', time: 'time_15m', rows: 'count(*)' }
-  const filter = `${levelFilter(table)}meter_id = any(${ids}::int[]) and tag = any(${tags}::text[]) and ${table.time} >= $1 and ${table.time} < $2`
+  const rowsOf = (time: string) =>
+    `meter_id = any(${ids}::int[]) and tag = any(${tags}::text[]) and ${time} >= $1 and ${time} < $2`
+  const filter = `${levelFilter(table)}${rowsOf(table.time)}`
+  const costs = priced ? pricedFields(pricing, param) : []
   // the bucket's total: the sum of its quarter-hour values
   const meterFields = (sqls: string[], total: string, count: string, b: string) =>
     rowSql([
       ...METER_FIELDS.map((f, i): SqlField => ({ ...f, sql: sqls[i] as string })),
       ...(request.totals ? [{ name: 'total_value', sql: total, kind: 'number' as const }] : []),
+      ...costs,
       ...covered(count, b),
     ])
   const aggregated = [...METER_STATS[from], MIXED_TAG]
   const bucketed = `(select ${bucket.of(table.time)} as b, * from ${table.table} where ${filter}) s group by b, meter_id`
+  const stored = raw
+    ? `select time_15m as b, meter_id, avg_value, min_value, max_value, sum_value, count_value, tag,
+         ${METER_QUARTER_VALUE} as total_value, 1 as n
+       from data_15m where ${filter}`
+    : `select b, meter_id, ${aggregated.map((sql, i) => `${sql} as ${METER_FIELDS[i + 1]?.name}`).join(', ')},
+         ${METER_TOTAL[from]} as total_value, ${table.rows} as n
+       from ${bucketed}`
+  // a priced bucket: the values as stored, its cost and emissions beside them (costs.ts)
+  const withCosts = (on: string) =>
+    priced ? `left join (${pricedSubquery(pricing, bucket.of, rowsOf, param)}) c on ${on}` : ''
   if (fill === 'null') {
-    const stored = raw
-      ? `select time_15m as b, meter_id, avg_value, min_value, max_value, sum_value, count_value, tag,
-           ${METER_QUARTER_VALUE} as total_value, 1 as n
-         from data_15m where ${filter}`
-      : `select b, meter_id, ${aggregated.map((sql, i) => `${sql} as ${METER_FIELDS[i + 1]?.name}`).join(', ')},
-           ${METER_TOTAL[from]} as total_value, ${table.rows} as n
-         from ${bucketed}`
     // an empty bucket holds no sample: count_value 0, the statistics and the tag null
     const text = `select ${EPOCH_MS('k.b')}, ${meterFields(
       [
@@ -353,8 +387,19 @@ function sliceSql(request: SeriesRequest, rowSql: RowSql, level?: RollupLevel): 
       'k.b',
     )}
       from (${bucket.series}) k cross join unnest(${ids}::int[]) m(id)
-      left join (${stored}) x on x.b = k.b and x.meter_id = m.id`
+      left join (${stored}) x on x.b = k.b and x.meter_id = m.id
+      ${withCosts('c.b = k.b and c.meter_id = m.id')}`
     return { text, order: 'k.b, m.id', values }
+  }
+  if (priced) {
+    const text = `select ${EPOCH_MS('x.b')}, ${meterFields(
+      ['x.meter_id', 'x.avg_value', 'x.min_value', 'x.max_value', 'x.sum_value', 'x.count_value', 'x.tag'],
+      'x.total_value',
+      'x.n',
+      'x.b',
+    )}
+      from (${stored}) x ${withCosts('c.b = x.b and c.meter_id = x.meter_id')}`
+    return { text, order: 'x.b, x.meter_id', values }
   }
   if (rowPerBucket(request, level)) {
     const text = `select ${EPOCH_MS('start')}, ${meterFields(['meter_id', ...ROW_STATS.meter], ROW_STATS.meterTotal, 'quarters', 'start')}
@@ -400,7 +445,7 @@ export async function* readSeries(
   plan: SeriesPlan,
   rowSql: RowSql,
 ): AsyncGenerator<Array<[number, string]>, void, undefined> {
-  const { text: body, order, values } = sliceSql(request, rowSql, plan.level)
+  const { text: body, order, values } = sliceSql(request, rowSql, plan.level, plan.pricing)
   const text = `${body} order by ${order}`
   const slices: Array<[number, number]> = []
   for (let i = 0; i + 1 < plan.edges.length; i++) {

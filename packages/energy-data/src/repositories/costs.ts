@@ -1,0 +1,159 @@
+import type pg from 'pg'
+import { meterEntry } from '../catalogue/meters.ts'
+import { type Commodity, KINDS, type KindName } from '../catalogue/quantities.ts'
+import { type Timeline, timelineOf, timelineWithin } from '../domain/rates.ts'
+import { HOUR_MS } from '../domain/time.ts'
+import type { SqlField } from '../export/encoders.ts'
+import { METER_QUARTER_VALUE } from './meter-value.ts'
+import { loadRateVersions, type RateKind } from './rates.ts'
+
+/**
+ * The cost and the emissions of `/data/meters` buckets (`cost=true`, `co2=true`): the sum over a
+ * bucket's quarter hours of the meter's amount times the price (the factor) in force at each
+ * (`domain/rates.ts`), for the energy and volume meters, real or virtual; a bucket holding a
+ * quarter hour that nothing prices has none (null, never a partial sum, never 0). The prices of the
+ * window are a timeline computed once per request and handed to each slice's query as arrays
+ * (`width_bucket` finds a quarter hour's piece), so the database reads only the amounts: the
+ * quarter hours, or the hourly rollups where every price holds for whole UTC hours and buckets
+ * are made of whole hours (a year of hourly cost: 8,760 rollup rows, not 35,040 quarter hours).
+ */
+
+export type PricedMeasure = 'cost' | 'co2'
+
+const RATE_KIND: Record<PricedMeasure, RateKind> = { cost: 'tariff', co2: 'emission' }
+
+interface PricedPart {
+  meterIds: number[]
+  timeline: Timeline
+}
+
+export interface PricePlan {
+  measures: Array<{ measure: PricedMeasure; parts: PricedPart[] }>
+  /** The tariffs' currency (one for all). */
+  currency: string | null
+  /** Where the amounts are read: the quarter hours, or the hourly rollups (see above). */
+  source: 'quarter' | 'hour'
+}
+
+/** The catalogue kind of each meter: the series catalogue's, a virtual meter's inputs'. */
+async function meterKinds(pool: pg.Pool, ids: readonly number[]): Promise<Map<number, KindName>> {
+  const kinds = new Map<number, KindName>()
+  for (const id of ids) {
+    const entry = meterEntry(id)
+    if (entry) kinds.set(id, entry.kind)
+  }
+  const rest = ids.filter((id) => !kinds.has(id))
+  if (rest.length > 0) {
+    const { rows } = await pool.query<{ id: number; kind: KindName }>(
+      'select id, kind from virtual_meters where id = any($1::int[])',
+      [rest],
+    )
+    for (const row of rows) if (row.kind in KINDS) kinds.set(row.id, row.kind)
+  }
+  return kinds
+}
+
+/**
+ * What pricing the window `[lo, hi)` of meters `ids` needs. `hourBuckets`: the buckets are made of
+ * whole UTC hours, so the hourly rollups serve where the prices allow.
+ */
+export async function planPricing(
+  pool: pg.Pool,
+  ids: readonly number[],
+  measures: readonly PricedMeasure[],
+  window: { lo: number; hi: number; hourBuckets: boolean },
+): Promise<PricePlan> {
+  const kinds = await meterKinds(pool, ids)
+  const byCommodity = new Map<Commodity, number[]>()
+  for (const id of ids) {
+    const kind = kinds.get(id)
+    const commodity = kind ? (KINDS[kind] as { commodity?: Commodity }).commodity : undefined
+    if (commodity) byCommodity.set(commodity, [...(byCommodity.get(commodity) ?? []), id])
+  }
+  let currency: string | null = null
+  const plan: PricePlan['measures'] = []
+  for (const measure of measures) {
+    const { versions, currency: found } = await loadRateVersions(pool, RATE_KIND[measure], window.lo, window.hi)
+    if (measure === 'cost') currency = found
+    plan.push({
+      measure,
+      parts: [...byCommodity].map(([commodity, meterIds]) => ({
+        meterIds,
+        timeline: timelineOf(versions, commodity, window.lo, window.hi),
+      })),
+    })
+  }
+  const wholeHours = plan.every((m) => m.parts.every((p) => p.timeline.edges.every((e) => e % HOUR_MS === 0)))
+  return { measures: plan, currency, source: window.hourBuckets && wholeHours ? 'hour' : 'quarter' }
+}
+
+/** The fields a priced row adds, read from the priced subquery aliased `c`. */
+export function pricedFields(plan: PricePlan, param: (value: unknown) => string): SqlField[] {
+  return plan.measures.flatMap(({ measure }): SqlField[] => [
+    { name: `${measure}_value`, sql: `c.${measure}_value`, kind: 'number' },
+    ...(measure === 'cost'
+      ? [
+          {
+            name: 'cost_currency',
+            sql: `case when c.cost_value is not null then ${param(plan.currency)}::text end`,
+            kind: 'string' as const,
+          },
+        ]
+      : []),
+    { name: `${measure}_versions`, sql: `c.${measure}_versions`, kind: 'string' },
+  ])
+}
+
+/**
+ * The priced subquery of one slice: `b, meter_id` and per measure its value and versions, from the
+ * quarter hours or hourly rollups of `filter` (its `$1`/`$2` the slice's bounds). `bucketOf`
+ * writes a row's bucket from its time, as the values' query does; `param` adds a parameter, a
+ * function of the slice's bounds for the timelines.
+ */
+export function pricedSubquery(
+  plan: PricePlan,
+  bucketOf: (time: string) => string,
+  filter: (time: string) => string,
+  param: (value: unknown | ((lo: Date, hi: Date) => unknown)) => string,
+): string {
+  const source =
+    plan.source === 'hour'
+      ? {
+          table: 'data_rollup',
+          time: 'start',
+          where: `level = 'hour' and ${filter('start')}`,
+          v: 'avg_sum',
+          n: 'values_n',
+        }
+      : {
+          table: 'data_15m',
+          time: 'time_15m',
+          where: filter('time_15m'),
+          v: METER_QUARTER_VALUE,
+          n: `case when ${METER_QUARTER_VALUE} is null then 0 else 1 end`,
+        }
+  const within = (pick: (t: Timeline) => unknown, part: PricedPart) => (lo: Date, hi: Date) =>
+    pick(timelineWithin(part.timeline, lo.getTime(), hi.getTime()))
+  const columns = plan.measures.map(({ measure, parts }) => {
+    const piece = (part: PricedPart, array: string, pick: (t: Timeline) => unknown) =>
+      `(${param(within(pick, part))}::${array})[width_bucket(${source.time}, ${param(
+        within((t) => t.edges.map((e) => new Date(e)), part),
+      )}::timestamptz[])]`
+    const choose = (array: string, pick: (t: Timeline) => unknown) =>
+      parts.length === 0
+        ? 'null'
+        : `case ${parts
+            .map((part) => `when meter_id = any(${param(part.meterIds)}::int[]) then ${piece(part, array, pick)}`)
+            .join(' ')} end`
+    return `${choose('float8[]', (t) => t.values)} as r_${measure}, ${choose('int[]', (t) => t.versions)} as n_${measure}`
+  })
+  const aggregates = plan.measures.map(
+    ({ measure: m }) =>
+      `case when sum(n) = sum(case when r_${m} is not null then n else 0 end) then sum(v * r_${m}) end as ${m}_value,
+       nullif(array_to_string(array_agg(distinct n_${m} order by n_${m}) filter (where n > 0), ','), '') as ${m}_versions`,
+  )
+  return `select b, meter_id, ${aggregates.join(', ')} from (
+      select ${bucketOf(source.time)} as b, meter_id, ${source.v} as v, ${source.n} as n, ${columns.join(', ')}
+      from ${source.table} where ${source.where}
+    ) s group by b, meter_id`
+}
