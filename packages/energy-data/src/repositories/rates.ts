@@ -3,7 +3,6 @@ import type pg from 'pg'
 import type { Commodity } from '../catalogue/quantities.ts'
 import type { Band, DaySet, HourlyValue, RateVersion } from '../domain/rates.ts'
 import { HOUR_MS } from '../domain/time.ts'
-import { EPOCH_MS } from './measurements.ts'
 
 /** Tariff and emission versions (migration 0013): written by their imports, read by every priced answer. */
 export type RateKind = 'tariff' | 'emission'
@@ -98,7 +97,7 @@ export async function loadRateVersions(
       [ids],
     ),
     pool.query<{ version_id: number; commodity: Commodity; start: number; value: number }>(
-      `select version_id, commodity, ${EPOCH_MS('start')} as start, value from rate_hours
+      `select version_id, commodity, (extract(epoch from start) * 1000)::float8 as start, value from rate_hours
        where version_id = any($1::int[]) and start > $2 and start < $3 order by start`,
       [ids, new Date(fromMs - HOUR_MS), new Date(toMs)],
     ),
