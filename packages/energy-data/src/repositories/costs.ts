@@ -87,73 +87,69 @@ export async function planPricing(
   return { measures: plan, currency, source: window.hourBuckets && wholeHours ? 'hour' : 'quarter' }
 }
 
-/** The fields a priced row adds, read from the priced subquery aliased `c`. */
+/** The fields a priced row adds, read from the priced bucket aliased `x`. */
 export function pricedFields(plan: PricePlan, param: (value: unknown) => string): SqlField[] {
   return plan.measures.flatMap(({ measure }): SqlField[] => [
-    { name: `${measure}_value`, sql: `c.${measure}_value`, kind: 'number' },
+    { name: `${measure}_value`, sql: `x.${measure}_value`, kind: 'number' },
     ...(measure === 'cost'
       ? [
           {
             name: 'cost_currency',
-            sql: `case when c.cost_value is not null then ${param(plan.currency)}::text end`,
+            sql: `case when x.cost_value is not null then ${param(plan.currency)}::text end`,
             kind: 'string' as const,
           },
         ]
       : []),
-    { name: `${measure}_versions`, sql: `c.${measure}_versions`, kind: 'string' },
+    { name: `${measure}_versions`, sql: `x.${measure}_versions`, kind: 'string' },
   ])
 }
 
+/** What a priced bucket sums, by where its rows are read: the quarter hours, or the hourly rollups. */
+const AMOUNTS = {
+  quarter: { v: METER_QUARTER_VALUE, n: `case when ${METER_QUARTER_VALUE} is null then 0 else 1 end` },
+  hour: { v: 'avg_sum', n: 'values_n' },
+}
+
 /**
- * The priced subquery of one slice: `b, meter_id` and per measure its value and versions, from the
- * quarter hours or hourly rollups of `filter` (its `$1`/`$2` the slice's bounds). `bucketOf`
- * writes a row's bucket from its time, as the values' query does; `param` adds a parameter, a
- * function of the slice's bounds for the timelines.
+ * The columns a row read for a priced bucket adds (`r_<measure>`, the price or factor in force at
+ * its time; `n_<measure>`, the version), for the row's time column `time`. `param` adds a
+ * parameter, a function of the slice's bounds for the timelines.
  */
-export function pricedSubquery(
+export function pricedColumns(
   plan: PricePlan,
-  bucketOf: (time: string) => string,
-  filter: (time: string) => string,
+  time: string,
   param: (value: unknown | ((lo: Date, hi: Date) => unknown)) => string,
 ): string {
-  const source =
-    plan.source === 'hour'
-      ? {
-          table: 'data_rollup',
-          time: 'start',
-          where: `level = 'hour' and ${filter('start')}`,
-          v: 'avg_sum',
-          n: 'values_n',
-        }
-      : {
-          table: 'data_15m',
-          time: 'time_15m',
-          where: filter('time_15m'),
-          v: METER_QUARTER_VALUE,
-          n: `case when ${METER_QUARTER_VALUE} is null then 0 else 1 end`,
-        }
   const within = (pick: (t: Timeline) => unknown, part: PricedPart) => (lo: Date, hi: Date) =>
     pick(timelineWithin(part.timeline, lo.getTime(), hi.getTime()))
-  const columns = plan.measures.map(({ measure, parts }) => {
-    const piece = (part: PricedPart, array: string, pick: (t: Timeline) => unknown) =>
-      `(${param(within(pick, part))}::${array})[width_bucket(${source.time}, ${param(
-        within((t) => t.edges.map((e) => new Date(e)), part),
-      )}::timestamptz[])]`
-    const choose = (array: string, pick: (t: Timeline) => unknown) =>
-      parts.length === 0
-        ? 'null'
-        : `case ${parts
-            .map((part) => `when meter_id = any(${param(part.meterIds)}::int[]) then ${piece(part, array, pick)}`)
-            .join(' ')} end`
-    return `${choose('float8[]', (t) => t.values)} as r_${measure}, ${choose('int[]', (t) => t.versions)} as n_${measure}`
-  })
-  const aggregates = plan.measures.map(
-    ({ measure: m }) =>
-      `case when sum(n) = sum(case when r_${m} is not null then n else 0 end) then sum(v * r_${m}) end as ${m}_value,
-       nullif(array_to_string(array_agg(distinct n_${m} order by n_${m}) filter (where n > 0), ','), '') as ${m}_versions`,
-  )
-  return `select b, meter_id, ${aggregates.join(', ')} from (
-      select ${bucketOf(source.time)} as b, meter_id, ${source.v} as v, ${source.n} as n, ${columns.join(', ')}
-      from ${source.table} where ${source.where}
-    ) s group by b, meter_id`
+  return plan.measures
+    .map(({ measure, parts }) => {
+      const piece = (part: PricedPart, array: string, pick: (t: Timeline) => unknown) =>
+        `(${param(within(pick, part))}::${array})[width_bucket(${time}, ${param(
+          within((t) => t.edges.map((e) => new Date(e)), part),
+        )}::timestamptz[])]`
+      const choose = (array: string, pick: (t: Timeline) => unknown) =>
+        parts.length === 0
+          ? 'null'
+          : `case ${parts
+              .map((part) => `when meter_id = any(${param(part.meterIds)}::int[]) then ${piece(part, array, pick)}`)
+              .join(' ')} end`
+      return `${choose('float8[]', (t) => t.values)} as r_${measure}, ${choose('int[]', (t) => t.versions)} as n_${measure}`
+    })
+    .join(', ')
+}
+
+/**
+ * The aggregates of a priced bucket over its rows (`pricedColumns`): per measure its value (null
+ * when a row holding an amount has no price) and the versions, comma-separated.
+ */
+export function pricedAggregates(plan: PricePlan): string {
+  const { v, n } = AMOUNTS[plan.source]
+  return plan.measures
+    .map(
+      ({ measure: m }) =>
+        `case when sum(${n}) = sum(case when r_${m} is not null then ${n} else 0 end) then sum(${v} * r_${m}) end as ${m}_value,
+         nullif(array_to_string(array_agg(distinct n_${m} order by n_${m}) filter (where ${n} > 0), ','), '') as ${m}_versions`,
+    )
+    .join(', ')
 }

@@ -4,7 +4,14 @@ import { AGGREGATIONS, type Aggregation, sliceBuckets } from '../domain/aggregat
 import { bucketEdges, bucketStart, nextBucket } from '../domain/buckets.ts'
 import { HOUR_MS } from '../domain/time.ts'
 import type { RowSql, SqlField } from '../export/encoders.ts'
-import { type PricedMeasure, type PricePlan, planPricing, pricedFields, pricedSubquery } from './costs.ts'
+import {
+  type PricedMeasure,
+  type PricePlan,
+  planPricing,
+  pricedAggregates,
+  pricedColumns,
+  pricedFields,
+} from './costs.ts'
 import { METER_QUARTER_VALUE } from './meter-value.ts'
 import { LEVEL_OF, type RollupLevel, servingLevel } from './rollups.ts'
 
@@ -94,40 +101,47 @@ function seriesCount(source: SeriesSource): number {
 
 /** Bucket-aligned window and slice edges, from the local calendar (`bucketEdges`). */
 export async function planSeries(pool: pg.Pool, request: SeriesRequest): Promise<SeriesPlan> {
-  const { aggregation, zone } = request
+  const { aggregation, zone, source, priced } = request
   const lo = bucketStart(aggregation, zone, request.startMs)
   const hi = nextBucket(aggregation, zone, bucketStart(aggregation, zone, request.endMs))
-  const series = seriesCount(request.source)
+  const series = seriesCount(source)
   let per = sliceBuckets(aggregation, series)
   let buckets = 0
   let level: RollupLevel | undefined
-  let hourBuckets = false
+  let pricing: PricePlan | undefined
   const edges: number[] = []
   if (fixedSlots(aggregation)) {
     // quarter and half hours are the same in every zone in use: arithmetic
     const length = nextBucket(aggregation, zone, 0)
     buckets = (hi - lo) / length
+    if (source.kind === 'meters' && priced?.length) {
+      pricing = await planPricing(pool, source.ids, priced, { lo, hi, hourBuckets: false })
+    }
     for (let e = lo; e < hi; e += length * per) edges.push(e)
   } else {
     const all = bucketEdges(aggregation, zone, lo, hi)
     buckets = all.length - 1
-    level = request.quarterScan ? undefined : await servingLevel(pool, aggregation, zone, all)
-    hourBuckets = !request.quarterScan && all.every((e) => e % HOUR_MS === 0)
+    if (source.kind === 'meters' && priced?.length) {
+      // a priced bucket's values and amounts come from the same rows: the hourly rollups where the
+      // prices hold for whole hours, else the quarter hours (costs.ts)
+      const hourBuckets = !request.quarterScan && all.every((e) => e % HOUR_MS === 0)
+      pricing = await planPricing(pool, source.ids, priced, { lo, hi, hourBuckets })
+      level = pricing.source === 'hour' ? 'hour' : undefined
+    } else {
+      level = request.quarterScan ? undefined : await servingLevel(pool, aggregation, zone, all)
+    }
     // a slice reads fewer rows from rollups: more buckets each, as many rows out as before
     if (level) per = Math.min(per * LEVEL_OF[level].quarters, Math.max(1, Math.floor(2500 / series)))
     for (let i = 0; i < buckets; i += per) edges.push(all[i] as number)
   }
   edges.push(hi)
-  const { source, priced } = request
   return {
     lo,
     hi,
     edges: await trimToData(pool, request, edges),
     bound: buckets * series,
     level,
-    ...(source.kind === 'meters' && priced?.length
-      ? { pricing: await planPricing(pool, source.ids, priced, { lo, hi, hourBuckets }) }
-      : {}),
+    ...(pricing ? { pricing } : {}),
   }
 }
 
@@ -346,9 +360,7 @@ function sliceSql(request: SeriesRequest, rowSql: RowSql, level?: RollupLevel, p
   const table: Source = level
     ? { table: 'data_rollup', time: 'start', rows: 'sum(quarters)', level }
     : { table: 'data_15m', time: 'time_15m', rows: 'count(*)' }
-  const rowsOf = (time: string) =>
-    `meter_id = any(${ids}::int[]) and tag = any(${tags}::text[]) and ${time} >= $1 and ${time} < $2`
-  const filter = `${levelFilter(table)}${rowsOf(table.time)}`
+  const filter = `${levelFilter(table)}meter_id = any(${ids}::int[]) and tag = any(${tags}::text[]) and ${table.time} >= $1 and ${table.time} < $2`
   const costs = priced ? pricedFields(pricing, param) : []
   // the bucket's total: the sum of its quarter-hour values
   const meterFields = (sqls: string[], total: string, count: string, b: string) =>
@@ -359,17 +371,18 @@ function sliceSql(request: SeriesRequest, rowSql: RowSql, level?: RollupLevel, p
       ...covered(count, b),
     ])
   const aggregated = [...METER_STATS[from], MIXED_TAG]
-  const bucketed = `(select ${bucket.of(table.time)} as b, * from ${table.table} where ${filter}) s group by b, meter_id`
-  const stored = raw
-    ? `select time_15m as b, meter_id, avg_value, min_value, max_value, sum_value, count_value, tag,
+  // a priced bucket (even a quarter hour) is grouped: its cost and emissions sum the rows its values are made of
+  const bucketed = `(select ${bucket.of(table.time)} as b, *${
+    priced ? `, ${pricedColumns(pricing, table.time, param)}` : ''
+  } from ${table.table} where ${filter}) s group by b, meter_id`
+  const stored =
+    raw && !priced
+      ? `select time_15m as b, meter_id, avg_value, min_value, max_value, sum_value, count_value, tag,
          ${METER_QUARTER_VALUE} as total_value, 1 as n
        from data_15m where ${filter}`
-    : `select b, meter_id, ${aggregated.map((sql, i) => `${sql} as ${METER_FIELDS[i + 1]?.name}`).join(', ')},
-         ${METER_TOTAL[from]} as total_value, ${table.rows} as n
+      : `select b, meter_id, ${aggregated.map((sql, i) => `${sql} as ${METER_FIELDS[i + 1]?.name}`).join(', ')},
+         ${METER_TOTAL[from]} as total_value, ${table.rows} as n${priced ? `, ${pricedAggregates(pricing)}` : ''}
        from ${bucketed}`
-  // a priced bucket: the values as stored, its cost and emissions beside them (costs.ts)
-  const withCosts = (on: string) =>
-    priced ? `left join (${pricedSubquery(pricing, bucket.of, rowsOf, param)}) c on ${on}` : ''
   if (fill === 'null') {
     // an empty bucket holds no sample: count_value 0, the statistics and the tag null
     const text = `select ${EPOCH_MS('k.b')}, ${meterFields(
@@ -387,8 +400,7 @@ function sliceSql(request: SeriesRequest, rowSql: RowSql, level?: RollupLevel, p
       'k.b',
     )}
       from (${bucket.series}) k cross join unnest(${ids}::int[]) m(id)
-      left join (${stored}) x on x.b = k.b and x.meter_id = m.id
-      ${withCosts('c.b = k.b and c.meter_id = m.id')}`
+      left join (${stored}) x on x.b = k.b and x.meter_id = m.id`
     return { text, order: 'k.b, m.id', values }
   }
   if (priced) {
@@ -398,7 +410,7 @@ function sliceSql(request: SeriesRequest, rowSql: RowSql, level?: RollupLevel, p
       'x.n',
       'x.b',
     )}
-      from (${stored}) x ${withCosts('c.b = x.b and c.meter_id = x.meter_id')}`
+      from (${stored}) x`
     return { text, order: 'x.b, x.meter_id', values }
   }
   if (rowPerBucket(request, level)) {
