@@ -265,6 +265,9 @@ export const KINDS = {
 
 export type KindName = keyof typeof KINDS
 
+/** The commodity a kind's amounts are priced as (`Kind.commodity`), if any. */
+export const commodityOf = (kind: KindName): Commodity | undefined => (KINDS[kind] as Kind).commodity
+
 /** The kind a meter's metadata names (its `quantity_id` and `unit_id`), if the catalogue knows it. */
 export function kindOfMetadata(quantityId: string | null, unitId: string | null): Kind | undefined {
   return Object.values(KINDS).find((k) => k.quantityKind === quantityId && k.unit === unitId)

@@ -1,6 +1,6 @@
 import type pg from 'pg'
 import { meterEntry } from '../catalogue/meters.ts'
-import { type Commodity, KINDS, type KindName } from '../catalogue/quantities.ts'
+import { type Commodity, commodityOf, KINDS, type KindName } from '../catalogue/quantities.ts'
 import { type Timeline, timelineOf, timelineWithin } from '../domain/rates.ts'
 import { HOUR_MS } from '../domain/time.ts'
 import type { SqlField } from '../export/encoders.ts'
@@ -67,7 +67,7 @@ export async function planPricing(
   const byCommodity = new Map<Commodity, number[]>()
   for (const id of ids) {
     const kind = kinds.get(id)
-    const commodity = kind ? (KINDS[kind] as { commodity?: Commodity }).commodity : undefined
+    const commodity = kind ? commodityOf(kind) : undefined
     if (commodity) byCommodity.set(commodity, [...(byCommodity.get(commodity) ?? []), id])
   }
   let currency: string | null = null
@@ -152,4 +152,58 @@ export function pricedAggregates(plan: PricePlan): string {
          nullif(array_to_string(array_agg(distinct n_${m} order by n_${m}) filter (where ${n} > 0), ','), '') as ${m}_versions`,
     )
     .join(', ')
+}
+
+/** A group column's amounts priced per local day: the cost (value) of each day, and of the whole window. */
+export interface PricedDays {
+  days: Array<{ day: string; value: number | null; versions: string | null }>
+  /** The window's: null when a quarter hour holding an amount has no price. */
+  total: number | null
+  currency: string | null
+}
+
+/**
+ * The amounts of `group.column` (times `factor`: kW x 0.25 h = kWh) over `[from, to)` priced by
+ * the tariffs of `commodity` in force at each quarter hour, per local day of `zone`.
+ */
+export async function pricedDays(
+  pool: pg.Pool,
+  series: { table: string; column: string; factor: number; commodity: Commodity },
+  from: number,
+  to: number,
+  zone: string,
+): Promise<PricedDays> {
+  const { versions, currency } = await loadRateVersions(pool, 'tariff', from, to)
+  const timeline = timelineOf(versions, series.commodity, from, to)
+  // the table and column are the catalogue's, never input
+  const { rows } = await pool.query<{
+    day: string
+    value: number | null
+    versions: string | null
+    n: number
+    priced: number
+  }>(
+    `select day, case when count(a) = count(a * p) then sum(a * p) end as value, count(a)::int as n, count(a * p)::int as priced,
+       nullif(array_to_string(array_agg(distinct v order by v) filter (where a is not null), ','), '') as versions
+     from (
+       select to_char(time_15m at time zone $3, 'YYYY-MM-DD') as day, ${series.column} * $4::float8 as a,
+         ($5::float8[])[width_bucket(time_15m, $7::timestamptz[])] as p, ($6::int[])[width_bucket(time_15m, $7::timestamptz[])] as v
+       from ${series.table} where time_15m >= $1 and time_15m < $2
+     ) s group by day order by day`,
+    [
+      new Date(from),
+      new Date(to),
+      zone,
+      series.factor,
+      timeline.values,
+      timeline.versions,
+      timeline.edges.map((e) => new Date(e)),
+    ],
+  )
+  const whole = rows.every((r) => r.n === r.priced)
+  return {
+    days: rows.map((r) => ({ day: r.day, value: r.value, versions: r.versions })),
+    total: whole && rows.some((r) => r.n > 0) ? rows.reduce((s, r) => s + (r.value ?? 0), 0) : null,
+    currency,
+  }
 }

@@ -12,9 +12,9 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { emissionsImport, tariffsImport } from '../../src/commands/rates.ts'
 import { virtualCreate } from '../../src/commands/virtual-meters.ts'
-import { GAP_880, HALF, PRICED_TIMES, priced, tagAt, valueAt, writePriced } from '../fixtures/priced.ts'
+import { GAP_880, HALF, PRICED_TIMES, priced, pvAt, tagAt, valueAt, writePriced } from '../fixtures/priced.ts'
 import { type Harness, startHarness } from '../harness.ts'
-import { local as intlLocal, QUARTER, ROME } from '../support.ts'
+import { expectPrinted, local as intlLocal, listLine, QUARTER, QUARTER_HOURS, ROME, tableRows } from '../support.ts'
 
 /** Intl's calendar, asked once per instant (the recomputation asks it for every meter). */
 const seen = new Map<number, ReturnType<typeof intlLocal>>()
@@ -350,6 +350,61 @@ describe('the cost and emissions of every bucket, recomputed from the quarter ho
       'count_value',
       'tag',
     ])
+  })
+})
+
+describe('the reports', () => {
+  async function report(path: string): Promise<string> {
+    const res = await h.app.inject({ url: `${path}&lang=en`, headers: { accept: 'text/markdown' } })
+    expect(res.statusCode, res.body).toBe(200)
+    return res.body
+  }
+  /** Per local day: the sum of amount(t) x price(t); null where a quarter hour holding an amount has no price. */
+  function perDay(amount: (t: number) => number, commodity: string) {
+    const days = new Map<string, number | null>()
+    for (const t of PRICED_TIMES) {
+      const day = local(t).date
+      const price = priceAt(commodity, t)
+      const before = days.has(day) ? (days.get(day) as number | null) : 0
+      days.set(day, before === null || price === null ? null : before + amount(t) * price.value)
+    }
+    return days
+  }
+  const window = 'start_datetime=2025-10-19&end_datetime=2025-10-27'
+
+  it('/report/pv values the energy produced at the tariff in force, day by day and in all', async () => {
+    const text = await report(`/report/pv?${window}`)
+    const want = perDay((t) => pvAt(t) * QUARTER_HOURS, 'electricity')
+    const rows = tableRows(text, 'By day')
+    expect(rows.map((r) => r[0])).toEqual([
+      '2025-10-19',
+      '2025-10-20',
+      '2025-10-21',
+      '2025-10-22',
+      '2025-10-23',
+      '2025-10-24',
+      '2025-10-25',
+      '2025-10-26',
+      '2025-10-27',
+    ])
+    for (const row of rows)
+      expectPrinted(row[row.length - 1] as string, want.get(row[0] as string) ?? null, `value of ${row[0]}`)
+    const total = [...rows].reduce((s, r) => s + (want.get(r[0] as string) as number), 0)
+    expectPrinted(listLine(text, 'Value of the energy produced'), total, 'value')
+    expect(listLine(text, 'Value of the energy produced')).toContain(
+      'EUR (tot_pv: sum of kW x 0.25 h x the electricity price in force at each quarter hour (tariffs: 1, 3)',
+    )
+  })
+
+  it('/report/water costs each day of the main site; a day without a tariff is n/a, and so is the total', async () => {
+    const text = await report(`/report/water?${window}`)
+    const want = perDay((t) => valueAt(920, t) as number, 'water')
+    const rows = tableRows(text, 'By day')
+    expect(rows).toHaveLength(9)
+    for (const row of rows)
+      expectPrinted(row[row.length - 1] as string, want.get(row[0] as string) ?? null, `cost of ${row[0]}`)
+    expect(rows[rows.length - 1]?.at(-1)).toBe('n/a')
+    expectPrinted(listLine(text, 'Main site cost'), null, 'total cost')
   })
 })
 
