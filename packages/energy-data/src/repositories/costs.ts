@@ -207,3 +207,37 @@ export async function pricedDays(
     currency,
   }
 }
+
+/**
+ * The cost (or emissions) of each of meters `ids` over `[lo, hi)`: the sum over its quarter hours
+ * tagged `tags` of amount x price, null where one has no price; a meter without a quarter hour
+ * there is absent.
+ */
+export async function pricedTotals(
+  pool: pg.Pool,
+  ids: readonly number[],
+  measure: PricedMeasure,
+  window: { lo: number; hi: number; tags: readonly string[] },
+): Promise<{ totals: Map<number, number | null>; currency: string | null }> {
+  const plan = await planPricing(pool, ids, [measure], { lo: window.lo, hi: window.hi, hourBuckets: false })
+  const [lo, hi] = [new Date(window.lo), new Date(window.hi)]
+  const values: unknown[] = [lo, hi, ids, window.tags]
+  const param = (value: unknown) => {
+    values.push(typeof value === 'function' ? (value as (lo: Date, hi: Date) => unknown)(lo, hi) : value)
+    return `$${values.length}`
+  }
+  const columns = pricedColumns(plan, 'time_15m', param)
+  const { rows } = await pool.query<{ meter_id: number; value: number | null }>(
+    `select meter_id, ${pricedAggregates(plan)} from (
+       select *, ${columns} from data_15m
+       where meter_id = any($3::int[]) and tag = any($4::text[]) and time_15m >= $1 and time_15m < $2
+     ) s group by meter_id`,
+    values,
+  )
+  return {
+    totals: new Map(
+      rows.map((r) => [r.meter_id, (r as unknown as Record<string, number | null>)[`${measure}_value`] ?? null]),
+    ),
+    currency: plan.currency,
+  }
+}

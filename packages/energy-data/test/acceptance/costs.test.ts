@@ -234,6 +234,8 @@ async function read(query: string): Promise<Array<Record<string, unknown>>> {
   return res.json()
 }
 
+/** The dashboard's clock: a Friday morning, the 24th, in the fixture's second half. */
+const NOW = Date.parse('2025-10-24T10:00:00Z')
 const WINDOW = 'start_datetime=2025-10-18&end_datetime=2025-10-28%2023:45:00'
 const file = (name: string, text: string) => {
   const path = join(dir, name)
@@ -242,7 +244,7 @@ const file = (name: string, text: string) => {
 }
 
 beforeAll(async () => {
-  h = await startHarness({ data: priced })
+  h = await startHarness({ data: priced, now: () => NOW })
   key = await h.key(['*'])
   const { pool } = h.database
   // versions 1 to 4, in this order
@@ -405,6 +407,37 @@ describe('the reports', () => {
       expectPrinted(row[row.length - 1] as string, want.get(row[0] as string) ?? null, `cost of ${row[0]}`)
     expect(rows[rows.length - 1]?.at(-1)).toBe('n/a')
     expectPrinted(listLine(text, 'Main site cost'), null, 'total cost')
+  })
+})
+
+describe('the dashboard', () => {
+  it("shows today's and this month's cost of the campus: its main meters at the tariffs in force", async () => {
+    const res = await h.app.inject({ url: '/dashboard?lang=en' })
+    expect(res.statusCode).toBe(200)
+    // the campus: the main panels (860, 870, 880; 890 has no data here) and the main water meter, ok quarter hours
+    const cost = (from: string, commodity: string, meters: number[]) => {
+      let total = 0
+      for (const t of PRICED_TIMES) {
+        if (local(t).date < from || t >= NOW) continue
+        for (const m of meters) {
+          const q = quarter(m, t)
+          if (q && q.tag === 'ok') total += q.value * (priceAt(commodity, t)?.value as number)
+        }
+      }
+      return total
+    }
+    const money = (x: number) =>
+      new Intl.NumberFormat('en-GB', { minimumFractionDigits: 2, maximumFractionDigits: 2 }).format(x)
+    for (const [label, from] of [
+      ['today', '2025-10-24'],
+      ['this month', '2025-10-01'],
+    ] as const) {
+      const electricity = cost(from, 'electricity', [860, 870, 880])
+      const water = cost(from, 'water', [920])
+      expect(res.body).toContain(
+        `<dt>${label}</dt><dd><strong>${money(electricity + water)} EUR</strong> (electricity ${money(electricity)} EUR, water ${money(water)} EUR)</dd>`,
+      )
+    }
   })
 })
 
