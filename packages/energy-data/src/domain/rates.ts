@@ -78,6 +78,9 @@ interface ResolvedBand {
 /** What one version says of one commodity, ready to be asked per quarter hour. */
 interface VersionLookup {
   id: number
+  /** Instants outside which the version is silent (its span, a day wider for any zone's offset). */
+  from: number
+  to: number
   /** The value and version at quarter hour `t`, or undefined where the version is silent. */
   at(t: number): number | undefined
 }
@@ -96,8 +99,12 @@ function lookupOf(version: RateVersion, commodity: Commodity): VersionLookup | u
   const hours = version.hours.filter((h) => h.commodity === commodity)
   if (bands.length === 0 && hours.length === 0) return undefined
   const offsets = zoneOffsets(version.zone)
+  const days = bands.flatMap((b) => [b.from, b.to])
+  const starts = hours.map((h) => h.start)
   return {
     id: version.id,
+    from: Math.min(...days.map((d) => (d - 1) * DAY_MS), ...starts),
+    to: Math.max(...days.map((d) => (d + 1) * DAY_MS), ...starts.map((s) => s + HOUR_MS)),
     at(t) {
       if (bands.length > 0) {
         const wall = t + offsets(t) * 60_000
@@ -135,10 +142,13 @@ export function timelineOf(versions: readonly RateVersion[], commodity: Commodit
     .sort((a, b) => b.id - a.id)
     .map((v) => lookupOf(v, commodity))
     .filter((l): l is VersionLookup => l !== undefined)
-  const timeline: Timeline = { edges: [], values: [], versions: [] }
-  let lastValue: number | null | undefined
-  let lastVersion: number | null | undefined
-  for (let t = lo; t < hi; t += QUARTER_MS) {
+  const timeline: Timeline = { edges: [lo], values: [null], versions: [null] }
+  let lastValue: number | null | undefined = null
+  let lastVersion: number | null | undefined = null
+  // only the quarter hours some version may price are walked: a window of centuries costs the span imported
+  const first = Math.max(lo, Math.floor(Math.min(...lookups.map((l) => l.from)) / QUARTER_MS) * QUARTER_MS)
+  const last = Math.min(hi, Math.max(...lookups.map((l) => l.to)))
+  for (let t = first; t < last; t += QUARTER_MS) {
     let value: number | null = null
     let version: number | null = null
     for (const lookup of lookups) {
@@ -150,12 +160,22 @@ export function timelineOf(versions: readonly RateVersion[], commodity: Commodit
       }
     }
     if (value !== lastValue || version !== lastVersion) {
-      timeline.edges.push(t)
-      timeline.values.push(value)
-      timeline.versions.push(version)
+      if (t === lo) {
+        timeline.values[0] = value
+        timeline.versions[0] = version
+      } else {
+        timeline.edges.push(t)
+        timeline.values.push(value)
+        timeline.versions.push(version)
+      }
       lastValue = value
       lastVersion = version
     }
+  }
+  if (lastValue !== null && last < hi) {
+    timeline.edges.push(last)
+    timeline.values.push(null)
+    timeline.versions.push(null)
   }
   timeline.edges.push(hi)
   return timeline

@@ -8,9 +8,10 @@ import { writeVirtualQuarters } from './virtual-writes.ts'
 /**
  * The one write path of quarter hours. The seed, a CSV import and the live fold of samples hand
  * their rows here, tagged; in the caller's transaction they are written, the group columns
- * mirroring the meters written follow (the one mirror rule), the rollups of the periods touched
- * are recomputed and every instance is told what changed. Nothing else in the service writes a
- * 15-minute table.
+ * mirroring the meters written follow (the one mirror rule), and the virtual meters they feed
+ * (`writeVirtualQuarters`, at the same quarter hours), the rollups of the periods touched are
+ * recomputed and every instance is told what changed. Nothing else in the service writes a
+ * 15-minute table (but `virtual:delete`, which removes a virtual meter's rows and rollups whole).
  */
 
 /** `data_15m` rows, column by column; instants are quarter-hour starts in epoch ms. */
