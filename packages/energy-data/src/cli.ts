@@ -186,7 +186,7 @@ const commands: Record<string, Command<Context>> = {
     },
   },
   'virtual:create': {
-    usage: 'virtual:create --id ID --name TEXT --formula "860 - 870 - 880" (inputs: meters of one kind)',
+    usage: 'virtual:create --id ID --name TEXT --formula "920 - 921 - 922" (inputs: meters of one kind)',
     async run(context, args) {
       const { values } = parseFlags(args, {
         id: { type: 'string' },
