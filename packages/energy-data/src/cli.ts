@@ -19,8 +19,10 @@ import { GROUP_NAMES, type GroupName } from './catalogue/groups.ts'
 import { exportData, login, tokenFile } from './client/commands.ts'
 import { keyCreate, keyList, keyRevoke } from './commands/keys.ts'
 import { setLiveFrom } from './commands/live-from.ts'
+import { emissionsImport, ratesList, tariffsImport } from './commands/rates.ts'
 import { refreshRollups } from './commands/rollups.ts'
 import { demo, demoKey, seed } from './commands/seed.ts'
+import { virtualCreate, virtualDelete, virtualList } from './commands/virtual-meters.ts'
 import { loadEnergyConfig } from './config.ts'
 import type { EnergyDatabase } from './db/schema.ts'
 import { importFiles } from './import/import-csv.ts'
@@ -44,6 +46,13 @@ const calendar = ({ pool, zone }: Context) =>
   )
 
 const log = (line: string) => process.stderr.write(`${line}\n`)
+
+/** The one FILE of a command that takes one. */
+function oneFile(args: string[], command: string): string {
+  const { positionals } = parseFlags(args, {}, { positionals: true })
+  if (positionals.length !== 1) throw usageError(`${command} takes one FILE`)
+  return positionals[0] as string
+}
 
 /** Demo window seeded by `pnpm start` on an empty database. */
 const DEMO_DAYS = 400
@@ -199,6 +208,59 @@ const commands: Record<string, Command<Context>> = {
       const { values } = parseFlags(args, { from: { type: 'string' }, to: { type: 'string' } })
       await calendar(context)
       return refreshRollups(context.pool, values)
+    },
+  },
+  'virtual:create': {
+    usage: 'virtual:create --id ID --name TEXT --formula "920 - 921 - 922" (inputs: meters of one kind)',
+    async run(context, args) {
+      const { values } = parseFlags(args, {
+        id: { type: 'string' },
+        name: { type: 'string' },
+        formula: { type: 'string' },
+      })
+      await calendar(context)
+      return virtualCreate(context.pool, values)
+    },
+  },
+  'virtual:list': {
+    usage: 'virtual:list',
+    run({ pool }, args) {
+      parseFlags(args, {})
+      return virtualList(pool)
+    },
+  },
+  'virtual:delete': {
+    usage: 'virtual:delete --id ID',
+    run({ pool }, args) {
+      const { values } = parseFlags(args, { id: { type: 'string' } })
+      return virtualDelete(pool, values)
+    },
+  },
+  'tariffs:import': {
+    usage: 'tariffs:import FILE.csv (commodity,valid_from,valid_to,days,from_time,to_time,price,currency)',
+    run({ pool, zone }, args) {
+      return tariffsImport(pool, oneFile(args, 'tariffs:import'), zone)
+    },
+  },
+  'tariffs:list': {
+    usage: 'tariffs:list',
+    run({ pool }, args) {
+      parseFlags(args, {})
+      return ratesList(pool, 'tariff')
+    },
+  },
+  'emissions:import': {
+    usage:
+      'emissions:import FILE.csv (commodity,valid_from,valid_to,kg_co2e_per_unit or commodity,time,kg_co2e_per_unit)',
+    run({ pool, zone }, args) {
+      return emissionsImport(pool, oneFile(args, 'emissions:import'), zone)
+    },
+  },
+  'emissions:list': {
+    usage: 'emissions:list',
+    run({ pool }, args) {
+      parseFlags(args, {})
+      return ratesList(pool, 'emission')
     },
   },
   'demo:key': {

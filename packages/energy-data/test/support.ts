@@ -44,6 +44,8 @@ interface Local {
   hour: number
   minute: number
   weekend: boolean
+  /** `Mon` to `Sun` */
+  weekday: string
   /** `2025-10-26T02:15:00+01:00` */
   iso: string
 }
@@ -62,6 +64,7 @@ export function local(t: number, zone = ROME): Local {
     hour: Number(parts.hour),
     minute: Number(parts.minute),
     weekend: parts.weekday === 'Sat' || parts.weekday === 'Sun',
+    weekday: parts.weekday ?? '',
     iso: `${date}T${parts.hour}:${parts.minute}:${parts.second}${offset}`,
   }
 }

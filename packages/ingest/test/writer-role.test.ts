@@ -49,6 +49,27 @@ describe.runIf(await needsService('writer role tests (a PostgreSQL server)', 'TE
       expect(mirrored.rows[0].tot_dc).toBe(31.5)
     })
 
+    it('writes the virtual meters its meters feed, at the same quarter hours', async () => {
+      await owner.pool.query(
+        `insert into meters (id, description, datalogger_id, unit_id, quantity_id) values (1900, '1900) dc', null, 'unit:KiloW', 'quantitykind:Power');
+         insert into virtual_meters (id, formula, kind) values (1900, '0.5*900 + 901', 'power');
+         insert into virtual_meter_terms (virtual_id, input_id, coefficient) values (1900, 900, 0.5), (1900, 901, 1)`,
+      )
+      const at = BASE + 3_600_000
+      const pack = JSON.stringify([
+        { n: 'urn:campus:meter:900', t: at / 1000, v: 40 },
+        { n: 'urn:campus:meter:901', t: at / 1000, v: 12.5 },
+      ])
+      await inTransaction(writer.pool, (c) =>
+        takeMessages(c, [{ source: 'test', payload: Buffer.from(pack), receivedMs: Date.now() }]),
+      )
+      const virtual = await owner.pool.query(
+        'select avg_value, sum_value, tag from data_15m where meter_id = 1900 and time_15m = $1',
+        [new Date(at)],
+      )
+      expect(virtual.rows).toEqual([{ avg_value: 32.5, sum_value: null, tag: 'ok' }])
+    })
+
     it('cannot change the metadata or the keys', async () => {
       await expect(writer.pool.query('delete from meters')).rejects.toThrow(/permission denied/)
       await expect(writer.pool.query('update api_keys set revoked_at = null')).rejects.toThrow(/permission denied/)

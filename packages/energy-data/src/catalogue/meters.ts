@@ -78,3 +78,10 @@ export function meterEntry(id: number): MeterEntry | undefined {
 export const AMOUNT_METER_IDS: readonly number[] = METERS.filter((m) => KINDS[m.kind].combination === 'sum').map(
   (m) => m.id,
 )
+
+/**
+ * The meters at the campus's connections: the main panel of each building and the main water meter.
+ * Every other energy or volume meter lies behind one of them (a fountain behind 920), so their sum is
+ * the campus's consumption, counted once: what the dashboard prices.
+ */
+export const CAMPUS_METERS: readonly MeterId[] = [860, 870, 880, 890, 920]

@@ -163,6 +163,13 @@ export const ACCUMULATES_TO: Partial<Record<UnitId, UnitId>> = {
  */
 export type Combination = 'mean' | 'sum'
 
+/**
+ * What a meter's amounts are bought as: the commodity its tariffs and emission factors are given
+ * for (`pnpm energy tariffs:import`), per unit of its kind (electricity per kWh, water per m³).
+ */
+export type Commodity = 'electricity' | 'water'
+export const COMMODITIES: readonly Commodity[] = ['electricity', 'water']
+
 export interface Kind {
   /** QUDT quantity kind. */
   readonly quantityKind: string
@@ -175,6 +182,8 @@ export interface Kind {
    * a quarter hour holding a sample outside it is tagged `suspect` (docs/LIVE.md, the tag rules).
    */
   readonly plausible?: { readonly min: number; readonly max: number }
+  /** The commodity an amount of this kind is priced and weighed as; none: it has no cost. */
+  readonly commodity?: Commodity
 }
 
 /**
@@ -198,6 +207,7 @@ export const KINDS = {
     combination: 'sum',
     text: 'energy in the quarter hour',
     plausible: { min: 0, max: 2500 },
+    commodity: 'electricity',
   },
   volume: {
     quantityKind: 'quantitykind:Volume',
@@ -205,6 +215,7 @@ export const KINDS = {
     combination: 'sum',
     text: 'volume in the quarter hour',
     plausible: { min: 0, max: 100 },
+    commodity: 'water',
   },
   temperature: {
     quantityKind: 'quantitykind:Temperature',
@@ -260,6 +271,9 @@ export const KINDS = {
 } as const satisfies Record<string, Kind>
 
 export type KindName = keyof typeof KINDS
+
+/** The commodity a kind's amounts are priced as (`Kind.commodity`), if any. */
+export const commodityOf = (kind: KindName): Commodity | undefined => (KINDS[kind] as Kind).commodity
 
 /** The kind a meter's metadata names (its `quantity_id` and `unit_id`), if the catalogue knows it. */
 export function kindOfMetadata(quantityId: string | null, unitId: string | null): Kind | undefined {

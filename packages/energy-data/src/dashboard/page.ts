@@ -1,5 +1,6 @@
 import type { ChartName } from '../charts/charts.ts'
 import { type Language, localDateTime } from '../charts/i18n.ts'
+import type { CampusCost, SpanCost } from '../repositories/campus-cost.ts'
 
 const TEXT = {
   title: { it: 'Cruscotto energetico del campus', en: 'Campus energy dashboard' },
@@ -19,6 +20,19 @@ const TEXT = {
     en: 'The charts need JavaScript; the reports linked at the bottom of the page work without it.',
   },
   until: { it: 'Dati fino al {time}', en: 'Data up to {time}' },
+  cost: { it: 'Costo del campus', en: 'Cost of the campus' },
+  today: { it: 'oggi', en: 'today' },
+  month: { it: 'questo mese', en: 'this month' },
+  electricity: { it: 'elettricità', en: 'electricity' },
+  water: { it: 'acqua', en: 'water' },
+  noTariff: {
+    it: 'n.d. (un quarto d’ora senza tariffa: pnpm energy tariffs:import)',
+    en: 'n/a (a quarter hour without a tariff: pnpm energy tariffs:import)',
+  },
+  costHow: {
+    it: 'Contatori generali degli edifici e dell’acqua, quarti d’ora ok, ciascuno al prezzo in vigore.',
+    en: 'Main meters of the buildings and of the water, ok quarter hours, each at the price in force.',
+  },
   none: { it: 'Nessun dato', en: 'No data' },
   stale: {
     it: 'Attenzione: i dati più recenti di {charts} hanno più di un giorno (fino al {time}). I grafici mostrano gli ultimi giorni con dati, non i giorni più recenti.',
@@ -71,10 +85,33 @@ const attribute = (value: string) =>
   value.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;')
 
 /** The dashboard page: markup only; the drawing is done by the served script, so the CSP allows no inline code. */
+/** Today's and this month's cost of the campus, in words and numbers of `lang`. */
+function costSection(cost: CampusCost, lang: Language): string {
+  const format = new Intl.NumberFormat(lang === 'it' ? 'it-IT' : 'en-GB', {
+    minimumFractionDigits: 2,
+    maximumFractionDigits: 2,
+  })
+  const money = (value: number | null) =>
+    value === null ? TEXT.noTariff[lang] : `${format.format(value)} ${attribute(cost.currency ?? '')}`.trimEnd()
+  const span = (name: 'today' | 'month', c: SpanCost) =>
+    `<dt>${TEXT[name][lang]}</dt><dd>${
+      c.data
+        ? `<strong>${money(c.total)}</strong> (${TEXT.electricity[lang]} ${money(c.electricity)}, ${TEXT.water[lang]} ${money(c.water)})`
+        : TEXT.none[lang]
+    }</dd>`
+  return `  <section class="cost" aria-label="${TEXT.cost[lang]}">
+    <h2>${TEXT.cost[lang]}</h2>
+    <dl>${span('today', cost.today)}${span('month', cost.month)}</dl>
+    <p>${TEXT.costHow[lang]}</p>
+  </section>
+`
+}
+
 export function dashboardPage(
   lang: Language,
   charts: readonly ChartName[],
   status: DataStatus,
+  cost: CampusCost,
   signIn?: SignIn,
 ): string {
   const { zone } = status
@@ -136,7 +173,7 @@ export function dashboardPage(
     <nav class="lang" aria-label="${TEXT.language[lang]}">${switcher}</nav>
 ${account}  </header>
   <noscript><p class="notice">${TEXT.noscript[lang]}</p></noscript>
-${warning}  <main>
+${warning}${costSection(cost, lang)}  <main>
 ${figures}
   </main>
   <footer>

@@ -23,7 +23,8 @@ export interface MeterTable {
   notes: string | null
   date_from: Timestamp | null
   date_to: Timestamp | null
-  datalogger_id: string
+  /** Null for a virtual meter, which no datalogger reads. */
+  datalogger_id: string | null
   type_id: string | null
   unit_id: string | null
   quantity_id: string | null
@@ -42,6 +43,13 @@ export interface Data15mTable {
   live: ColumnType<boolean | null, boolean | null | undefined, boolean | null>
 }
 
+export interface VirtualMeterTable {
+  id: number
+  formula: string
+  kind: string
+  created_at: ColumnType<Date, Date | string | undefined, never>
+}
+
 export interface ApiKeyTable {
   id: Generated<number>
   name: string
@@ -58,6 +66,7 @@ export interface EnergyDatabase {
   api_keys: ApiKeyTable
   dataloggers: DataloggerTable
   meters: MeterTable
+  virtual_meters: VirtualMeterTable
   data_15m: Data15mTable
   datacenter_1_15m: WideTable<GroupColumn<'datacenter_1'>>
   pv_15m: WideTable<GroupColumn<'pv'>>

@@ -65,6 +65,7 @@ function cacheKey(request: ExportRequest): string {
     request.fill,
     request.coverage,
     request.totals ?? false,
+    request.priced ?? [],
     request.format,
   ])
 }

@@ -103,7 +103,7 @@ async function writeBatch(client: pg.PoolClient, layout: Layout, batch: unknown[
 async function importFile(
   client: pg.PoolClient,
   path: string,
-  options: { group?: GroupName | undefined; meters: Set<number> },
+  options: { group?: GroupName | undefined; meters: Set<number>; virtual: Set<number> },
 ): Promise<{ file: string; layout: string; rows: number }> {
   const file = basename(path)
   const problems: Problem[] = []
@@ -176,6 +176,9 @@ async function importFile(
         const meter = values.meter_id?.trim() ?? ''
         if (!/^\d+$/.test(meter)) fail(lineNumber, 'meter_id', `${JSON.stringify(meter)} is not a meter id`)
         else if (!options.meters.has(Number(meter))) fail(lineNumber, 'meter_id', `meter ${meter} does not exist`)
+        else if (options.virtual.has(Number(meter))) {
+          fail(lineNumber, 'meter_id', `meter ${meter} is virtual: its quarter hours are computed from its inputs'`)
+        }
         row.push(Number(meter))
         const numbers: Record<string, number | null> = {}
         for (const column of ['avg_value', 'min_value', 'max_value', 'sum_value'] as const) {
@@ -231,9 +234,10 @@ export async function importFiles(
   try {
     await client.query('begin')
     const meters = new Set((await client.query<{ id: number }>('select id from meters')).rows.map((r) => r.id))
+    const virtual = new Set((await client.query<{ id: number }>('select id from virtual_meters')).rows.map((r) => r.id))
     const imported = []
     // each batch through the one write path: rows, mirrored columns, rollups, change notice, when this commits
-    for (const path of paths) imported.push(await importFile(client, path, { group: options.group, meters }))
+    for (const path of paths) imported.push(await importFile(client, path, { group: options.group, meters, virtual }))
     await client.query('commit')
     return { imported }
   } catch (error) {

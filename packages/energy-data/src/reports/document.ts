@@ -1,6 +1,7 @@
 import { JSON_UTF8 } from '@campus/shared'
 import type { Language } from '../charts/i18n.ts'
 import { formatIso } from '../domain/time.ts'
+import type { PricedDays } from '../repositories/costs.ts'
 
 /**
  * A report is a list of blocks rendered either as Markdown (GitHub tables) or as plain text
@@ -143,3 +144,13 @@ export function coverageLine(measured: number, expected: number, lang: Language)
       (partial ? ' Every figure counts the measured quarter hours only: a missing one is never taken as zero.' : ''),
   )
 }
+
+/** The tariff versions a priced window was priced with (`3` or `3, 5`), or `missing`. */
+export function pricedVersions(priced: PricedDays, missing: string): string {
+  const versions = new Set(priced.days.flatMap((d) => d.versions?.split(',') ?? []))
+  return versions.size ? [...versions].sort((a, b) => Number(a) - Number(b)).join(', ') : missing
+}
+
+/** A priced window's value per day, keyed by local day. */
+export const dayValues = (priced: PricedDays): Map<string, number | null> =>
+  new Map(priced.days.map((d) => [d.day, d.value]))

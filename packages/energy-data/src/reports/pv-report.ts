@@ -3,8 +3,20 @@ import { convertQuarter, type UnitId, unitSymbol } from '../catalogue/quantities
 import { type Language, PLANT_NAMES } from '../charts/i18n.ts'
 import { formatIso, quartersBetween } from '../domain/time.ts'
 import type { DayWindow } from '../domain/window.ts'
+import type { PricedDays } from '../repositories/costs.ts'
 import type { BalanceTotals, ColumnSummary, DailyTotals } from '../repositories/views.ts'
-import { type Block, coverageLine, heading, list, numbers, paragraph, table, windowLine } from './document.ts'
+import {
+  type Block,
+  coverageLine,
+  dayValues,
+  heading,
+  list,
+  numbers,
+  paragraph,
+  pricedVersions,
+  table,
+  windowLine,
+} from './document.ts'
 
 const PV_PLANTS = Object.keys(PLANT_NAMES) as Array<keyof typeof PLANT_NAMES>
 export const PV_COLUMNS = ['tot_pv', ...PV_PLANTS] as const
@@ -56,6 +68,11 @@ const TEXT = {
       `${balanceQuarters} quarti d’ora) leggono gli stessi due inverter da due tabelle: differiscono solo per i ` +
       'quarti d’ora che una delle due non ha.',
     byDay: 'Per giorno',
+    value: 'Valore dell’energia prodotta',
+    valueHow: (versions: string) =>
+      `tot_pv: somma di kW x 0,25 h x il prezzo dell’elettricità in vigore in ogni quarto d’ora (tariffe: ${versions}); ` +
+      'n/d se un quarto d’ora misurato non ha tariffa',
+    dayValue: (currency: string) => `Valore (${currency})`,
     dayColumns: ['Giorno', 'Quarti', 'Totale (kWh)'],
     dayNote: 'Energia per giorno locale in kWh: somma di kW x 0,25 h sui quarti d’ora misurati del giorno.',
     noData: 'Nessun dato in questo intervallo.',
@@ -101,6 +118,11 @@ const TEXT = {
       'quarter hours) read the same two inverters from two tables: they differ only by the quarter hours one of ' +
       'the two lacks.',
     byDay: 'By day',
+    value: 'Value of the energy produced',
+    valueHow: (versions: string) =>
+      `tot_pv: sum of kW x 0.25 h x the electricity price in force at each quarter hour (tariffs: ${versions}); ` +
+      'n/a when a measured quarter hour has no tariff',
+    dayValue: (currency: string) => `Value (${currency})`,
     dayColumns: ['Day', 'Quarters', 'Total (kWh)'],
     dayNote: 'Energy per local day in kWh: sum of kW x 0.25 h over the measured quarter hours of the day.',
     noData: 'No data in this range.',
@@ -114,14 +136,26 @@ interface PvReportInput {
   days: Array<DailyTotals<PvColumn>>
   balance: BalanceTotals
   radiation: ColumnSummary
+  /** tot_pv's energy priced per day at the tariffs in force. */
+  value: PricedDays
   lang: Language
 }
 
 /** Photovoltaic production per plant, day by day, and the energy balance of the Aule P building. */
-export function pvReport({ window, quarters, summaries, days, balance, radiation, lang }: PvReportInput): Block[] {
+export function pvReport({
+  window,
+  quarters,
+  summaries,
+  days,
+  balance,
+  radiation,
+  value,
+  lang,
+}: PvReportInput): Block[] {
   const t = TEXT[lang]
   const { num, percent, missing: na } = numbers(lang)
   const { zone } = window
+  const values = dayValues(value)
   const iso = (at: number | null) => (at === null ? na : formatIso(at, zone))
   const energy = (c: PvColumn, sum: number | null) => convertQuarter(sum, seriesOf('pv', c).kind.unit, ENERGY)
   const power = (c: PvColumn, v: number | null) => convertQuarter(v, seriesOf('pv', c).kind.unit, POWER)
@@ -149,6 +183,8 @@ export function pvReport({ window, quarters, summaries, days, balance, radiation
       `${t.total}: ${num(totalEnergy, 2)} ${unitSymbol(ENERGY)} (${t.totalHow(total.count)})`,
       `${t.peak}: ${num(power('tot_pv', total.max), 2)} ${unitSymbol(POWER)} ${t.peakAt} ${iso(total.maxAt)} (${t.peakHow})`,
       `${t.irradiation}: ${num(irradiation, 2)} ${unitSymbol(IRRADIATION)} (${t.irradiationHow(radiation.count)})`,
+      `${t.value}: ${num(value.total, 2)} ${value.currency ?? ''}`.trimEnd() +
+        ` (${t.valueHow(pricedVersions(value, na))})`,
     ]),
     table(
       [...t.plantColumns],
@@ -195,12 +231,17 @@ export function pvReport({ window, quarters, summaries, days, balance, radiation
       ? [paragraph(t.noData)]
       : [
           table(
-            [...t.dayColumns, ...PV_PLANTS.map((p) => `${PLANT_NAMES[p][lang]} (kWh)`)],
+            [
+              ...t.dayColumns,
+              ...PV_PLANTS.map((p) => `${PLANT_NAMES[p][lang]} (kWh)`),
+              t.dayValue(value.currency ?? na),
+            ],
             days.map((d) => [
               d.day,
               String(d.quarters),
               num(energy('tot_pv', d.sums.tot_pv), 2),
               ...PV_PLANTS.map((p) => num(energy(p, d.sums[p]), 2)),
+              num(values.get(d.day) ?? null, 2),
             ]),
           ),
           paragraph(t.dayNote),

@@ -1,6 +1,8 @@
 /** The four public reports: resolve the range, aggregate in the database, lay out the blocks. */
 import type { Kysely } from 'kysely'
+import type pg from 'pg'
 import { seriesNamed } from '../catalogue/groups.ts'
+import { type Commodity, commodityOf, conversionFactor, KINDS, QUARTER_SECONDS } from '../catalogue/quantities.ts'
 import type { Language } from '../charts/i18n.ts'
 import type { EnergyDatabase } from '../db/schema.ts'
 import { DAY_MS, localMidnight, localParts, QUARTER_MS } from '../domain/time.ts'
@@ -14,6 +16,7 @@ import {
   wholeDays,
 } from '../domain/window.ts'
 import { DetailError } from '../errors.ts'
+import { pricedDays } from '../repositories/costs.ts'
 import { findMeter } from '../repositories/metadata.ts'
 import {
   aulepBalance,
@@ -40,6 +43,8 @@ type ReportQuery = WindowQuery & { lang?: Language }
 /** Where a report stands: the service's zone and clock. */
 export interface ReportContext {
   db: Db
+  /** The pool under `db`, for the priced reads (their price arrays). */
+  pool: pg.Pool
   zone: string
   now: number
 }
@@ -80,21 +85,30 @@ export async function buildMeterReport(context: ReportContext, meterId: number, 
 export async function buildWaterReport(context: ReportContext, query: ReportQuery): Promise<Block[]> {
   const { db } = context
   const window = reportDays(context, query, await latestQuarter(db, 'water'), DEFAULT_REPORT_DAYS)
-  const [summary, days] = await Promise.all([
+  const [summary, days, cost] = await Promise.all([
     columnSummaries(db, 'water', WATER_METERS, window.from, window.to, window.zone),
     dailyTotals(db, 'water', WATER_METERS, window.from, window.to, window.zone),
+    pricedDays(context.pool, pricedSeries('water', 'tot_sede_centrale', 'volume'), window.from, window.to, window.zone),
   ])
-  return waterReport({ window, quarters: summary.quarters, summaries: summary.columns, days, lang: query.lang ?? 'it' })
+  return waterReport({
+    window,
+    quarters: summary.quarters,
+    summaries: summary.columns,
+    days,
+    cost,
+    lang: query.lang ?? 'it',
+  })
 }
 
 export async function buildPvReport(context: ReportContext, query: ReportQuery): Promise<Block[]> {
   const { db } = context
   const window = reportDays(context, query, await latestQuarter(db, 'pv'), DEFAULT_REPORT_DAYS)
-  const [summary, days, balance, weather] = await Promise.all([
+  const [summary, days, balance, weather, value] = await Promise.all([
     columnSummaries(db, 'pv', PV_COLUMNS, window.from, window.to, window.zone),
     dailyTotals(db, 'pv', PV_COLUMNS, window.from, window.to, window.zone),
     aulepBalance(db, window.from, window.to),
     columnSummaries(db, 'weather', ['global_solar_radiation'], window.from, window.to, window.zone),
+    pricedDays(context.pool, pricedSeries('pv', 'tot_pv', 'energy'), window.from, window.to, window.zone),
   ])
   return pvReport({
     window,
@@ -103,8 +117,19 @@ export async function buildPvReport(context: ReportContext, query: ReportQuery):
     days,
     balance,
     radiation: weather.columns.global_solar_radiation,
+    value,
     lang: query.lang ?? 'it',
   })
+}
+
+/** A group column priced as an amount of `kind` (energy: kWh of electricity; volume: m³ of water), converted over the quarter hour. */
+function pricedSeries(group: 'pv' | 'water', column: string, kind: 'energy' | 'volume') {
+  return {
+    table: `${group}_15m`,
+    column,
+    factor: conversionFactor(seriesNamed(group, column).kind.unit, KINDS[kind].unit, QUARTER_SECONDS),
+    commodity: commodityOf(kind) as Commodity,
+  }
 }
 
 const SCHEDULE_GROUPS = [...new Set(SCHEDULE_SERIES.map((s) => s.group))]

@@ -3,8 +3,20 @@ import { convertQuarter, type UnitId, unitSymbol } from '../catalogue/quantities
 import { FOUNTAIN_NAMES, type Language } from '../charts/i18n.ts'
 import { formatIso, quartersBetween } from '../domain/time.ts'
 import type { DayWindow } from '../domain/window.ts'
+import type { PricedDays } from '../repositories/costs.ts'
 import type { ColumnSummary, DailyTotals } from '../repositories/views.ts'
-import { type Block, coverageLine, heading, list, numbers, paragraph, table, windowLine } from './document.ts'
+import {
+  type Block,
+  coverageLine,
+  dayValues,
+  heading,
+  list,
+  numbers,
+  paragraph,
+  pricedVersions,
+  table,
+  windowLine,
+} from './document.ts'
 
 /** Water meters in report order: the main meter, then the drinking fountains. */
 export const WATER_METERS = GROUP_COLUMNS.water
@@ -53,6 +65,11 @@ const TEXT = {
     meterNote:
       'Totale: somma dei volumi dei quarti d’ora misurati; portata media: volume medio di un quarto d’ora / 0,25 h; ' +
       'picco: il quarto d’ora con il volume più alto; base notturna: come la portata media, tra le 02:00 e le 04:00.',
+    cost: 'Costo sede centrale',
+    costHow: (versions: string) =>
+      `somma dei volumi x il prezzo dell’acqua in vigore in ogni quarto d’ora (tariffe: ${versions}); n/d se un ` +
+      'quarto d’ora misurato non ha tariffa',
+    dayCost: (currency: string) => `Costo sede centrale (${currency})`,
     byDay: 'Per giorno',
     dayColumns: ['Giorno', 'Quarti'],
     dayNote: (volume: string) =>
@@ -89,6 +106,11 @@ const TEXT = {
     meterNote:
       'Total: sum of the volumes of the measured quarter hours; mean flow: mean volume of a quarter hour / 0.25 h; ' +
       'peak: the quarter hour with the largest volume; night baseline: as the mean flow, between 02:00 and 04:00.',
+    cost: 'Main site cost',
+    costHow: (versions: string) =>
+      `sum of the volumes x the water price in force at each quarter hour (tariffs: ${versions}); n/a when a ` +
+      'measured quarter hour has no tariff',
+    dayCost: (currency: string) => `Main site cost (${currency})`,
     byDay: 'By day',
     dayColumns: ['Day', 'Quarters'],
     dayNote: (volume: string) =>
@@ -102,14 +124,17 @@ interface WaterReportInput {
   quarters: number
   summaries: Record<WaterMeter, ColumnSummary>
   days: Array<DailyTotals<WaterMeter>>
+  /** tot_sede_centrale's volumes priced per day at the tariffs in force. */
+  cost: PricedDays
   lang: Language
 }
 
 /** Water use per meter: volumes, peaks, the night baseline (a leak shows there first), and day by day. */
-export function waterReport({ window, quarters, summaries, days, lang }: WaterReportInput): Block[] {
+export function waterReport({ window, quarters, summaries, days, cost, lang }: WaterReportInput): Block[] {
   const t = TEXT[lang]
   const names = WATER_NAMES[lang]
   const { num, percent, missing: na } = numbers(lang)
+  const costs = dayValues(cost)
   const { zone } = window
   const iso = (at: number | null) => (at === null ? na : formatIso(at, zone))
   const unitOf = (m: WaterMeter) => seriesOf('water', m).kind.unit
@@ -132,6 +157,7 @@ export function waterReport({ window, quarters, summaries, days, lang }: WaterRe
       `${t.night}: ${num(flow('tot_sede_centrale', main.nightMean), 3)} ${flowSymbol} (${t.nightHow(
         percent(main.nightMean, main.mean),
       )})`,
+      `${t.cost}: ${num(cost.total, 2)} ${cost.currency ?? ''}`.trimEnd() + ` (${t.costHow(pricedVersions(cost, na))})`,
     ]),
     heading(2, t.byMeter),
     table(
@@ -155,8 +181,13 @@ export function waterReport({ window, quarters, summaries, days, lang }: WaterRe
       ? [paragraph(t.noData)]
       : [
           table(
-            [...t.dayColumns, ...WATER_METERS.map((m) => names[m])],
-            days.map((d) => [d.day, String(d.quarters), ...WATER_METERS.map((m) => num(volume(m, d.sums[m]), 3))]),
+            [...t.dayColumns, ...WATER_METERS.map((m) => names[m]), t.dayCost(cost.currency ?? na)],
+            days.map((d) => [
+              d.day,
+              String(d.quarters),
+              ...WATER_METERS.map((m) => num(volume(m, d.sums[m]), 3)),
+              num(costs.get(d.day) ?? null, 2),
+            ]),
           ),
           paragraph(t.dayNote(volumeSymbol)),
         ]),

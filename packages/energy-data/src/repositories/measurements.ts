@@ -2,7 +2,16 @@ import type pg from 'pg'
 import { GROUP_COLUMNS, type GroupName, totalledSeries } from '../catalogue/groups.ts'
 import { AGGREGATIONS, type Aggregation, sliceBuckets } from '../domain/aggregation.ts'
 import { bucketEdges, bucketStart, nextBucket } from '../domain/buckets.ts'
+import { HOUR_MS } from '../domain/time.ts'
 import type { RowSql, SqlField } from '../export/encoders.ts'
+import {
+  type PricedMeasure,
+  type PricePlan,
+  planPricing,
+  pricedAggregates,
+  pricedColumns,
+  pricedFields,
+} from './costs.ts'
 import { METER_QUARTER_VALUE } from './meter-value.ts'
 import { LEVEL_OF, type RollupLevel, servingLevel } from './rollups.ts'
 
@@ -36,6 +45,8 @@ export interface SeriesRequest {
   totals?: boolean
   /** Reads every bucket from the quarter hours, never from the rollups (the benchmark's baseline). */
   quarterScan?: boolean
+  /** `/data/meters`: adds each bucket's cost (`cost`) and emissions (`co2`) at the rates in force. */
+  priced?: readonly PricedMeasure[]
 }
 
 interface SeriesPlan {
@@ -48,6 +59,8 @@ interface SeriesPlan {
   bound: number
   /** The rollup level buckets are read from (`servingLevel`); none: the quarter hours. */
   level: RollupLevel | undefined
+  /** The prices of the window, when the request is priced. */
+  pricing?: PricePlan
 }
 
 /** An instant in SQL as epoch milliseconds (float8): read by `pg` as a number, no Date to parse. */
@@ -88,23 +101,35 @@ function seriesCount(source: SeriesSource): number {
 
 /** Bucket-aligned window and slice edges, from the local calendar (`bucketEdges`). */
 export async function planSeries(pool: pg.Pool, request: SeriesRequest): Promise<SeriesPlan> {
-  const { aggregation, zone } = request
+  const { aggregation, zone, source, priced } = request
   const lo = bucketStart(aggregation, zone, request.startMs)
   const hi = nextBucket(aggregation, zone, bucketStart(aggregation, zone, request.endMs))
-  const series = seriesCount(request.source)
+  const series = seriesCount(source)
   let per = sliceBuckets(aggregation, series)
   let buckets = 0
   let level: RollupLevel | undefined
+  let pricing: PricePlan | undefined
   const edges: number[] = []
   if (fixedSlots(aggregation)) {
     // quarter and half hours are the same in every zone in use: arithmetic
     const length = nextBucket(aggregation, zone, 0)
     buckets = (hi - lo) / length
+    if (source.kind === 'meters' && priced?.length) {
+      pricing = await planPricing(pool, source.ids, priced, { lo, hi, hourBuckets: false })
+    }
     for (let e = lo; e < hi; e += length * per) edges.push(e)
   } else {
     const all = bucketEdges(aggregation, zone, lo, hi)
     buckets = all.length - 1
-    level = request.quarterScan ? undefined : await servingLevel(pool, aggregation, zone, all)
+    if (source.kind === 'meters' && priced?.length) {
+      // a priced bucket's values and amounts come from the same rows: the hourly rollups where the
+      // prices hold for whole hours, else the quarter hours (costs.ts)
+      const hourBuckets = !request.quarterScan && all.every((e) => e % HOUR_MS === 0)
+      pricing = await planPricing(pool, source.ids, priced, { lo, hi, hourBuckets })
+      level = pricing.source === 'hour' ? 'hour' : undefined
+    } else {
+      level = request.quarterScan ? undefined : await servingLevel(pool, aggregation, zone, all)
+    }
     // a slice reads fewer rows from rollups: more buckets each, as many rows out as before
     if (level) per = Math.min(per * LEVEL_OF[level].quarters, Math.max(1, Math.floor(2500 / series)))
     for (let i = 0; i < buckets; i += per) edges.push(all[i] as number)
@@ -116,6 +141,7 @@ export async function planSeries(pool: pg.Pool, request: SeriesRequest): Promise
     edges: await trimToData(pool, request, edges),
     bound: buckets * series,
     level,
+    ...(pricing ? { pricing } : {}),
   }
 }
 
@@ -184,11 +210,17 @@ const METER_FIELDS = [
 const totalColumns = (group: GroupName): string[] => totalledSeries(group).map((s) => s.column)
 
 /** The fields after `time_15m` of the rows of a request, in order. */
-export function seriesFields(request: Pick<SeriesRequest, 'source' | 'coverage' | 'totals'>): string[] {
+export function seriesFields(request: Pick<SeriesRequest, 'source' | 'coverage' | 'totals' | 'priced'>): string[] {
   const { source } = request
   const fields: string[] = source.kind === 'group' ? [...GROUP_COLUMNS[source.group]] : METER_FIELDS.map((f) => f.name)
   if (request.totals)
     fields.push(...(source.kind === 'group' ? totalColumns(source.group).map((c) => `${c}_total`) : ['total_value']))
+  if (source.kind === 'meters') {
+    for (const measure of request.priced ?? [])
+      fields.push(
+        ...(measure === 'cost' ? ['cost_value', 'cost_currency', 'cost_versions'] : ['co2_value', 'co2_versions']),
+      )
+  }
   return request.coverage ? [...fields, 'coverage'] : fields
 }
 
@@ -247,24 +279,33 @@ const rowPerBucket = (request: SeriesRequest, level: RollupLevel | undefined): b
  * of the slice (and every meter) and joins what is stored. With `rollup`, aggregated buckets are
  * read from the rollups of `level`, else from the quarter hours.
  */
-function sliceSql(request: SeriesRequest, rowSql: RowSql, level?: RollupLevel): SliceSql {
+function sliceSql(request: SeriesRequest, rowSql: RowSql, level?: RollupLevel, pricing?: PricePlan): SliceSql {
   const { source, aggregation, zone, fill, coverage } = request
   const raw = aggregation === '15 m'
   const from = level ? 'rollup' : 'quarter'
+  const priced = source.kind === 'meters' && pricing !== undefined
   // $3: the slice's bucket edges, where the local calendar makes them and the query needs them
-  const calendar = !fixedSlots(aggregation) && !(rowPerBucket(request, level) && !coverage)
+  const calendar = !fixedSlots(aggregation) && !(rowPerBucket(request, level) && !coverage && !priced)
+  // parameters after those: a value, or a function of the slice's bounds (a priced slice's timelines)
   const extra: unknown[] = []
   const param = (value: unknown) => {
     extra.push(value)
     return `$${extra.length + (calendar ? 3 : 2)}`
   }
+  const sliceValues = (lo: Date, hi: Date) =>
+    extra.map((e) => (typeof e === 'function' ? (e as (lo: Date, hi: Date) => unknown)(lo, hi) : e))
   const bucket = bucketing(aggregation, '$3::timestamptz[]')
   const covered = (count: string, b: string) =>
     coverage ? [{ name: 'coverage', sql: `(${count})::float8 / ${bucket.quarters(b)}`, kind: 'number' as const }] : []
   const values = (lo: Date, hi: Date) =>
     calendar
-      ? [lo, hi, bucketEdges(aggregation, zone, lo.getTime(), hi.getTime()).map((e) => new Date(e)), ...extra]
-      : [lo, hi, ...extra]
+      ? [
+          lo,
+          hi,
+          bucketEdges(aggregation, zone, lo.getTime(), hi.getTime()).map((e) => new Date(e)),
+          ...sliceValues(lo, hi),
+        ]
+      : [lo, hi, ...sliceValues(lo, hi)]
 
   if (source.kind === 'group') {
     const columns = GROUP_COLUMNS[source.group]
@@ -320,23 +361,29 @@ function sliceSql(request: SeriesRequest, rowSql: RowSql, level?: RollupLevel): 
     ? { table: 'data_rollup', time: 'start', rows: 'sum(quarters)', level }
     : { table: 'data_15m', time: 'time_15m', rows: 'count(*)' }
   const filter = `${levelFilter(table)}meter_id = any(${ids}::int[]) and tag = any(${tags}::text[]) and ${table.time} >= $1 and ${table.time} < $2`
+  const costs = priced ? pricedFields(pricing, param) : []
   // the bucket's total: the sum of its quarter-hour values
   const meterFields = (sqls: string[], total: string, count: string, b: string) =>
     rowSql([
       ...METER_FIELDS.map((f, i): SqlField => ({ ...f, sql: sqls[i] as string })),
       ...(request.totals ? [{ name: 'total_value', sql: total, kind: 'number' as const }] : []),
+      ...costs,
       ...covered(count, b),
     ])
   const aggregated = [...METER_STATS[from], MIXED_TAG]
-  const bucketed = `(select ${bucket.of(table.time)} as b, * from ${table.table} where ${filter}) s group by b, meter_id`
-  if (fill === 'null') {
-    const stored = raw
+  // a priced bucket (even a quarter hour) is grouped: its cost and emissions sum the rows its values are made of
+  const bucketed = `(select ${bucket.of(table.time)} as b, *${
+    priced ? `, ${pricedColumns(pricing, table.time, param)}` : ''
+  } from ${table.table} where ${filter}) s group by b, meter_id`
+  const stored =
+    raw && !priced
       ? `select time_15m as b, meter_id, avg_value, min_value, max_value, sum_value, count_value, tag,
-           ${METER_QUARTER_VALUE} as total_value, 1 as n
-         from data_15m where ${filter}`
+         ${METER_QUARTER_VALUE} as total_value, 1 as n
+       from data_15m where ${filter}`
       : `select b, meter_id, ${aggregated.map((sql, i) => `${sql} as ${METER_FIELDS[i + 1]?.name}`).join(', ')},
-           ${METER_TOTAL[from]} as total_value, ${table.rows} as n
-         from ${bucketed}`
+         ${METER_TOTAL[from]} as total_value, ${table.rows} as n${priced ? `, ${pricedAggregates(pricing)}` : ''}
+       from ${bucketed}`
+  if (fill === 'null') {
     // an empty bucket holds no sample: count_value 0, the statistics and the tag null
     const text = `select ${EPOCH_MS('k.b')}, ${meterFields(
       [
@@ -355,6 +402,16 @@ function sliceSql(request: SeriesRequest, rowSql: RowSql, level?: RollupLevel): 
       from (${bucket.series}) k cross join unnest(${ids}::int[]) m(id)
       left join (${stored}) x on x.b = k.b and x.meter_id = m.id`
     return { text, order: 'k.b, m.id', values }
+  }
+  if (priced) {
+    const text = `select ${EPOCH_MS('x.b')}, ${meterFields(
+      ['x.meter_id', 'x.avg_value', 'x.min_value', 'x.max_value', 'x.sum_value', 'x.count_value', 'x.tag'],
+      'x.total_value',
+      'x.n',
+      'x.b',
+    )}
+      from (${stored}) x`
+    return { text, order: 'x.b, x.meter_id', values }
   }
   if (rowPerBucket(request, level)) {
     const text = `select ${EPOCH_MS('start')}, ${meterFields(['meter_id', ...ROW_STATS.meter], ROW_STATS.meterTotal, 'quarters', 'start')}
@@ -400,7 +457,7 @@ export async function* readSeries(
   plan: SeriesPlan,
   rowSql: RowSql,
 ): AsyncGenerator<Array<[number, string]>, void, undefined> {
-  const { text: body, order, values } = sliceSql(request, rowSql, plan.level)
+  const { text: body, order, values } = sliceSql(request, rowSql, plan.level, plan.pricing)
   const text = `${body} order by ${order}`
   const slices: Array<[number, number]> = []
   for (let i = 0; i + 1 < plan.edges.length; i++) {

@@ -1,16 +1,17 @@
 import type { Kysely, Selectable } from 'kysely'
 import type { DataloggerTable, EnergyDatabase, MeterTable } from '../db/schema.ts'
 
-/** A meter, with the description of its datalogger. */
-export type MeterRow = Selectable<MeterTable> & { datalogger_description: string | null }
+/** A meter, with the description of its datalogger and, for a virtual meter, its formula. */
+export type MeterRow = Selectable<MeterTable> & { datalogger_description: string | null; formula: string | null }
 export type DataloggerRow = Selectable<DataloggerTable>
 
 function meters(db: Kysely<EnergyDatabase>) {
   return db
     .selectFrom('meters')
     .leftJoin('dataloggers', 'dataloggers.id', 'meters.datalogger_id')
+    .leftJoin('virtual_meters', 'virtual_meters.id', 'meters.id')
     .selectAll('meters')
-    .select('dataloggers.description as datalogger_description')
+    .select(['dataloggers.description as datalogger_description', 'virtual_meters.formula'])
 }
 
 export function listMeters(db: Kysely<EnergyDatabase>): Promise<MeterRow[]> {
@@ -21,9 +22,10 @@ export function findMeter(db: Kysely<EnergyDatabase>, id: number): Promise<Meter
   return meters(db).where('meters.id', '=', id).executeTakeFirst()
 }
 
-/** The most recently installed meter (latest `date_from`; the highest id among equals or undated). */
+/** The most recently installed meter (latest `date_from`; the highest id among equals or undated); a virtual meter is installed nowhere. */
 export function lastInstalledMeter(db: Kysely<EnergyDatabase>): Promise<MeterRow | undefined> {
   return meters(db)
+    .where('virtual_meters.id', 'is', null)
     .orderBy('meters.date_from', (o) => o.desc().nullsLast())
     .orderBy('meters.id', 'desc')
     .limit(1)

@@ -11,15 +11,18 @@ import {
   Periods,
   quarterValue,
 } from './rollup-deltas.ts'
-import { calendarZone } from './rollups.ts'
+import { calendarZone, recomputeMeterRollups } from './rollups.ts'
+import { writeVirtualQuarters } from './virtual-writes.ts'
 import { lockForWrite } from './write-locks.ts'
 
 /**
  * The one write path of quarter hours. The seed, a CSV import and the live fold of samples hand
  * their rows here; in the caller's transaction they are written, the group columns mirroring the
- * meters written follow (the one mirror rule), the rollups of the periods touched move by what
- * changed (rollup-deltas.ts) and every instance is told what changed. Nothing else in the service
- * writes a 15-minute table.
+ * meters written follow (the one mirror rule), and the virtual meters they feed
+ * (`writeVirtualQuarters`, at the same quarter hours), the rollups of the periods touched move by
+ * what changed (rollup-deltas.ts) and every instance is told what changed. Nothing else in the
+ * service writes a 15-minute table (but `virtual:delete`, which removes a virtual meter's rows and
+ * rollups whole).
  */
 
 /** `data_15m` rows, column by column; instants are quarter-hour starts in epoch ms. */
@@ -221,10 +224,12 @@ export async function finishQuarterWrites(
   await writeMirrors(client, meterChanges, groups)
   const periods = new Periods(await calendarZone(client))
   await applyMeterRollups(client, meterChanges, periods)
+  const virtual = await writeFedVirtualMeters(client, meterChanges, periods)
   const tables = new Set<string>()
   const times = new Set<number>()
   if (meterChanges.length > 0) tables.add('data_15m')
   for (const c of meterChanges) times.add(c.t)
+  for (const t of virtual) times.add(t)
   for (const [group, writes] of [...groups].sort(([a], [b]) => a.localeCompare(b))) {
     for (const { columns, changes } of writes) {
       await applyGroupRollups(client, group, columns, changes, periods)
@@ -236,6 +241,46 @@ export async function finishQuarterWrites(
   for (const [fromMs, toMs] of spans(times)) {
     await notifyMeasurementsChanged(client, { tables: [...tables], fromMs, toMs })
   }
+}
+
+/**
+ * The virtual meters the changed meters feed, written again at those quarter hours, and their
+ * rollups recomputed over the periods they touch (a virtual quarter hour is the formula over its
+ * inputs' rows, not a sum of samples: its periods are recomputed, not moved). Each virtual meter is
+ * locked after its inputs, so two writers of different inputs take turns on it. Returns the
+ * quarter hours written or removed.
+ */
+async function writeFedVirtualMeters(
+  client: pg.PoolClient,
+  changes: readonly MeterChange[],
+  periods: Periods,
+): Promise<number[]> {
+  if (changes.length === 0) return []
+  const meterIds = changes.map((c) => c.meterId)
+  const fed = await client.query<{ id: number }>(
+    'select distinct virtual_id as id from virtual_meter_terms where input_id = any($1::int[])',
+    [[...new Set(meterIds)]],
+  )
+  if (fed.rows.length === 0) return []
+  await lockForWrite(
+    client,
+    fed.rows.map((r) => r.id),
+  )
+  const written = await writeVirtualQuarters(
+    client,
+    meterIds,
+    changes.map((c) => c.t),
+  )
+  for (const level of periods.levels) {
+    const keys = new Map<string, { meterId: number; start: number; end: number }>()
+    written.t.forEach((t, i) => {
+      const meterId = written.meterId[i] as number
+      const [start, end] = periods.of(level, t)
+      keys.set(`${meterId}|${start}`, { meterId, start, end })
+    })
+    if (keys.size > 0) await recomputeMeterRollups(client, level, [...keys.values()])
+  }
+  return written.t
 }
 
 /** Writes the rows (seed, import), their mirrored columns, rollups and change notice (see above). */

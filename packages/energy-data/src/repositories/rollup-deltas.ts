@@ -1,6 +1,6 @@
 import type pg from 'pg'
 import { GROUP_COLUMNS, type GroupName } from '../catalogue/groups.ts'
-import { AMOUNT_METER_IDS } from '../catalogue/meters.ts'
+import { AMOUNT_METER_IDS, METERS } from '../catalogue/meters.ts'
 import { bucketStart, nextBucket } from '../domain/buckets.ts'
 import type { QuarterStats } from '../domain/quarter-fold.ts'
 import { HOUR_MS } from '../domain/time.ts'
@@ -65,6 +65,9 @@ export class Periods {
   }
 }
 
+/** The meters whose rollups move by deltas: the catalogue's (a virtual meter's periods are recomputed). */
+const CATALOGUE_IDS = new Set<number>(METERS.map((m) => m.id))
+
 /** A meter's quarter-hour value: the amount of an energy or volume meter, the mean of any other. */
 export const quarterValue = (meterId: number, row: QuarterStats): number | null =>
   AMOUNT_METER_IDS.includes(meterId) ? row.sum : row.avg
@@ -108,6 +111,11 @@ export async function applyMeterRollups(
   }
   for (const change of changes) {
     const { meterId, old, next } = change
+    if (!CATALOGUE_IDS.has(meterId)) {
+      // a virtual meter: its value's column follows its kind (meter-value.ts), its periods are recomputed
+      for (const level of periods.levels) markDirty(level, meterId, periods.of(level, change.t))
+      continue
+    }
     const same = old !== null && old.tag === next.tag
     for (const level of periods.levels) {
       const period = periods.of(level, change.t)
@@ -171,8 +179,9 @@ export async function applyMeterRollups(
       ],
     )
   }
-  await client.query(
-    `update data_rollup r set
+  if (rows.length > 0)
+    await client.query(
+      `update data_rollup r set
        quarters = r.quarters + d.dq,
        values_n = r.values_n + d.dn,
        avg_sum = case when r.values_n + d.dn > 0 then coalesce(r.avg_sum, 0) + d.dv end,
@@ -184,22 +193,22 @@ export async function applyMeterRollups(
        $8::float8[], $9::float8[], $10::float8[], $11::bool[], $12::int8[], $13::bool[])
        as d(level, start, meter_id, tag, dq, dn, dv, mn, mx, ds, hs, dc, hc)
      where r.level = d.level and r.meter_id = d.meter_id and r.start = d.start and r.tag = d.tag`,
-    [
-      rows.map((d) => d.level),
-      rows.map((d) => new Date(d.start)),
-      rows.map((d) => d.meterId),
-      rows.map((d) => d.tag),
-      rows.map((d) => d.quarters),
-      rows.map((d) => d.valuesN),
-      rows.map((d) => d.valueSum),
-      rows.map((d) => d.min),
-      rows.map((d) => d.max),
-      rows.map((d) => d.sum),
-      rows.map((d) => d.hasSum),
-      rows.map((d) => d.count),
-      rows.map((d) => d.hasCount),
-    ],
-  )
+      [
+        rows.map((d) => d.level),
+        rows.map((d) => new Date(d.start)),
+        rows.map((d) => d.meterId),
+        rows.map((d) => d.tag),
+        rows.map((d) => d.quarters),
+        rows.map((d) => d.valuesN),
+        rows.map((d) => d.valueSum),
+        rows.map((d) => d.min),
+        rows.map((d) => d.max),
+        rows.map((d) => d.sum),
+        rows.map((d) => d.hasSum),
+        rows.map((d) => d.count),
+        rows.map((d) => d.hasCount),
+      ],
+    )
   // dirty periods from the level below, finest first: a day is made of hours already exact
   for (const level of periods.levels) {
     const keys = [...(dirty.get(level)?.values() ?? [])]

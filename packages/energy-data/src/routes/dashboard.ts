@@ -13,6 +13,7 @@ import { DAY_MS, QUARTER_MS } from '../domain/time.ts'
 import { routePlugin } from '../energy-app.ts'
 import { DetailError } from '../errors.ts'
 import { PUBLIC_ROUTE } from '../plugins/auth.ts'
+import { campusCost } from '../repositories/campus-cost.ts'
 import { latestQuarter } from '../repositories/views.ts'
 import { cached, NotFoundBody, NotModified, ValidationErrorBody } from '../schemas/views.ts'
 
@@ -130,7 +131,12 @@ export const dashboardRoutes = routePlugin('energy-dashboard-routes', (app) => {
     async (request, reply) => {
       reply.headers(SECURITY_HEADERS)
       const lang = pageLanguage(request.query.lang, request.headers['accept-language'])
-      const page = dashboardPage(lang, CHART_NAMES, await dataStatus(db, settings.zone, now()), signIn)
+      const at = now()
+      const [status, cost] = await Promise.all([
+        dataStatus(db, settings.zone, at),
+        campusCost(app.pool, settings.zone, at),
+      ])
+      const page = dashboardPage(lang, CHART_NAMES, status, cost, signIn)
       return sendCached(request, reply, page, 'text/html; charset=utf-8', { vary: 'Accept-Language' })
     },
   )

@@ -8,6 +8,7 @@ import { routePlugin } from '../energy-app.ts'
 import { attachment, type DataFormat, FORMAT_BY_MEDIA_TYPE } from '../export/encoders.ts'
 import { preferredByAccept } from '../negotiation.ts'
 import { apiKeyHeaders, apiKeySecurity, credentialKey } from '../plugins/auth.ts'
+import type { PricedMeasure } from '../repositories/costs.ts'
 import type { SeriesSource } from '../repositories/measurements.ts'
 import { meterIdRange, unknownMeterIds } from '../repositories/metadata.ts'
 import { detailResponse, HTTPValidationError, keyErrorResponses } from '../schemas/errors.ts'
@@ -56,6 +57,7 @@ export const dataRoutes = routePlugin('energy-data-routes', (app) => {
     source: SeriesSource,
     series: string,
     issues: ValidationIssue[] = [],
+    priced: PricedMeasure[] = [],
   ) {
     const { zone, ...window } = resolveWindow(query, {
       zone: settings.zone,
@@ -70,6 +72,7 @@ export const dataRoutes = routePlugin('energy-data-routes', (app) => {
         fill: query.fill,
         coverage: query.coverage,
         totals: query.totals,
+        ...(priced.length ? { priced } : {}),
         zone,
         ...window,
       },
@@ -106,7 +109,7 @@ export const dataRoutes = routePlugin('energy-data-routes', (app) => {
     return reply.header('content-type', response.contentType).send(response.body)
   }
 
-  app.get<{ Querystring: DataQuery & { ids?: number[]; tag: string[] } }>(
+  app.get<{ Querystring: DataQuery & { ids?: number[]; tag: string[]; cost: boolean; co2: boolean } }>(
     '/data/meters',
     {
       schema: {
@@ -120,7 +123,9 @@ export const dataRoutes = routePlugin('energy-data-routes', (app) => {
           '`sum_value`), the others combine the statistics. ' +
           'Quarter hours tagged `ok` unless `tag` says otherwise. Buckets without any stored ' +
           'quarter hour are left out unless `fill=null`; `count_value` says how many samples a bucket holds, ' +
-          "`coverage=true` how many of its quarter hours hold a row, `totals=true` adds the bucket's exact total.",
+          "`coverage=true` how many of its quarter hours hold a row, `totals=true` adds the bucket's exact total, " +
+          '`cost=true` and `co2=true` its cost and emissions at the tariffs and factors in force. A virtual meter ' +
+          '(`/metadata/meters/`: `virtual`, `formula`) is read like any other.',
         headers: apiKeyHeaders,
         security: apiKeySecurity,
         querystring: { type: 'object', properties: { ...dataQuerySchema(settings.zone), ...metersQuerySchema } },
@@ -146,7 +151,8 @@ export const dataRoutes = routePlugin('energy-data-routes', (app) => {
         }
       }
       const tags = [...new Set(query.tag)]
-      return stream(reply, query, { kind: 'meters', ids, tags }, 'meters', issues)
+      const priced: PricedMeasure[] = [...(query.cost ? ['cost' as const] : []), ...(query.co2 ? ['co2' as const] : [])]
+      return stream(reply, query, { kind: 'meters', ids, tags }, 'meters', issues, priced)
     },
   )
 

@@ -27,10 +27,12 @@ function meterBody(m: MeterRow) {
     notes: m.notes,
     date_from: iso(m.date_from),
     date_to: iso(m.date_to),
-    datalogger_id: m.datalogger_id,
+    datalogger_id: m.datalogger_id ?? '',
     type_id: m.type_id,
     unit_id: m.unit_id,
     quantity_id: m.quantity_id,
+    // only a virtual meter says so: a real meter's answer is the contract's, unchanged
+    ...(m.formula === null ? {} : { virtual: true as const, formula: m.formula }),
   }
 }
 

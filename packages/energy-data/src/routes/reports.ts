@@ -121,7 +121,7 @@ function send(
 /** The textual reports. */
 export const reportRoutes = routePlugin('energy-report-routes', (app) => {
   const { db, settings, now } = app
-  const context = (): ReportContext => ({ db, zone: settings.zone, now: now() })
+  const context = (): ReportContext => ({ db, pool: app.pool, zone: settings.zone, now: now() })
   const WINDOW = windowParams(settings.zone, DEFAULT_REPORT_DAYS)
   const responses = { 200: cached(ReportBody), 304: NotModified, 404: NotFoundBody, 422: ValidationErrorBody }
 

@@ -55,6 +55,45 @@ export const Data15m = Type.Object(
           "bucket's energy or volume for an energy or water meter; for a power meter, times 0.25 h, its energy",
       ),
     ),
+    cost_value: Type.Optional(
+      Type.Union([Type.Number(), Type.Null()], {
+        description:
+          "With `cost=true` only: the bucket's cost in `cost_currency`, the sum of amount x price over its quarter " +
+          'hours (an energy meter in kWh priced per kWh, a water meter in m³ per m³); null for a meter without ' +
+          'cost (power, temperature...) or when a quarter hour of the bucket has no tariff',
+        'x-combination': 'sum',
+      }),
+    ),
+    cost_currency: Type.Optional(
+      Type.Union([Type.String(), Type.Null()], {
+        description: 'With `cost=true` only: the currency of the tariffs (one for all), where `cost_value` is not null',
+        examples: ['EUR'],
+      }),
+    ),
+    cost_versions: Type.Optional(
+      Type.Union([Type.String(), Type.Null()], {
+        description:
+          'With `cost=true` only: the tariff versions that priced the bucket (`pnpm energy tariffs:list`), ' +
+          'comma-separated in increasing order (`3` or `3,5` across a new import); null where none did',
+        examples: ['3,5'],
+      }),
+    ),
+    co2_value: Type.Optional(
+      Type.Union([Type.Number(), Type.Null()], {
+        description:
+          "With `co2=true` only: the bucket's emissions in kg CO2e (unit:KiloGM), the sum of amount x factor over its " +
+          'quarter hours; null as `cost_value`',
+        'x-unit': 'unit:KiloGM',
+        'x-combination': 'sum',
+      }),
+    ),
+    co2_versions: Type.Optional(
+      Type.Union([Type.String(), Type.Null()], {
+        description:
+          'With `co2=true` only: the emission factor versions that weighed the bucket (`pnpm energy emissions:list`), ' +
+          'comma-separated in increasing order; null where none did',
+      }),
+    ),
     coverage: Coverage,
   },
   {
@@ -202,6 +241,22 @@ export const metersQuerySchema = {
     }),
   ),
   tag: Type.Array(Type.Enum([...TAGS]), { default: [...DEFAULT_TAGS], minItems: 1, description: TAG_DESCRIPTION }),
+  cost: Type.Boolean({
+    default: false,
+    description:
+      "Adds `cost_value`, `cost_currency` and `cost_versions` to each row: the bucket's cost, the sum over its quarter " +
+      "hours of the meter's amount (kWh of an energy meter: electricity; m³ of a water meter: water; real or virtual) " +
+      'times the price in force at that quarter hour (`pnpm energy tariffs:import`: local dates, days and times of ' +
+      'the estate, exact across band edges, DST days and changes of validity). Null where the meter has no cost (a ' +
+      'power meter) or a quarter hour of the bucket has no tariff: never 0, never a partial sum.',
+  }),
+  co2: Type.Boolean({
+    default: false,
+    description:
+      "Adds `co2_value` and `co2_versions` to each row: the bucket's emissions in kg CO2e, the sum over its quarter " +
+      "hours of the meter's amount times the emission factor in force (`pnpm energy emissions:import`); null as for " +
+      '`cost`.',
+  }),
 }
 
 export function dataResponse(row: TSchema, description: string, header = 'Header line, then one line per row.') {

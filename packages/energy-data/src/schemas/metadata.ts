@@ -10,10 +10,28 @@ export const Meter = Type.Object(
     notes: Text('Optional notes'),
     date_from: When('Installation date'),
     date_to: When('Dismissal date'),
-    datalogger_id: Type.String({ description: 'Datalogger the meter is connected to' }),
+    datalogger_id: Type.String({ description: 'Datalogger the meter is connected to; empty for a virtual meter' }),
     type_id: Text('Meter type as a Brick class'),
     unit_id: Text('Unit as a QUDT unit'),
     quantity_id: Text('Quantity as a QUDT quantityKind'),
+    virtual: Type.Optional(
+      Type.Literal(true, {
+        description:
+          "A virtual meter only (Brick's isVirtualMeter): its quarter hours are computed from other meters' " +
+          '(`formula`), never sent by a datalogger; absent on a real meter',
+      }),
+    ),
+    formula: Type.Optional(
+      Type.String({
+        description:
+          'A virtual meter only: the linear combination of meters it is (`860 - 870`, `0.5*900 + 901`). Its quarter hour ' +
+          "exists only where every input's does, its value is the formula over the inputs' values (`sum_value` of " +
+          'energy and water meters, `avg_value` of the others), in the same column; min, max, count and the other of ' +
+          "avg/sum are null (not derivable from the inputs); its tag is the least trusted of its inputs', and " +
+          '`suspect` for an amount below zero',
+        examples: ['920 - 921 - 922'],
+      }),
+    ),
   },
   {
     title: 'Meter',
