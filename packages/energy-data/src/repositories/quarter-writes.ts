@@ -37,12 +37,15 @@ export interface MeterQuarters {
   tag: string[]
 }
 
-/** Rows of a group table: `values[i]` holds the values of `columns[i]`, one per instant of `t`. */
+/**
+ * Rows of a group table: `values[i]` holds the values of `columns[i]`, one per instant of `t`
+ * (undefined: that column of that row is left as it is).
+ */
 export interface GroupQuarters {
   group: GroupName
   columns: readonly string[]
   t: number[]
-  values: Array<Array<number | null>>
+  values: Array<Array<number | null | undefined>>
 }
 
 export interface QuarterWrites {
@@ -173,37 +176,55 @@ async function writeGroupColumns(
     [t],
   )
   const old = new Map(before.rows.map((r) => [r.t, columns.map((c) => r[c] ?? null)]))
+  // each column set where its value is given, kept where it is undefined
+  const set = columns.map((c, i) => `${c} = case when u.s${i} then u.c${i} else g.${c} end`)
+  const flags = columns.map((_, i) => `$${columns.length + i + 2}::bool[]`).join(', ')
   await client.query(
-    `update ${table} g set ${columns.map((c, i) => `${c} = u.c${i}`).join(', ')}
-     from unnest($1::float8[], ${arrays}) as u(t, ${aliases.join(', ')}) where g.time_15m = to_timestamp(u.t / 1000)`,
-    [t, ...values],
+    `update ${table} g set ${set.join(', ')}
+     from unnest($1::float8[], ${arrays}, ${flags}) as u(t, ${aliases.join(', ')}, ${columns.map((_, i) => `s${i}`).join(', ')})
+     where g.time_15m = to_timestamp(u.t / 1000)`,
+    [t, ...values.map((v) => v.map((x) => x ?? null)), ...values.map((v) => v.map((x) => x !== undefined))],
   )
-  return t.map((ms, i) => ({
-    t: ms,
-    inserted: fresh.has(ms),
-    old: old.get(ms) ?? columns.map(() => null),
-    next: values.map((v) => v[i] ?? null),
-  }))
+  return t.map((ms, i) => {
+    const before = old.get(ms) ?? columns.map(() => null)
+    return {
+      t: ms,
+      inserted: fresh.has(ms),
+      old: before,
+      next: values.map((v, c) => (v[i] === undefined ? (before[c] ?? null) : (v[i] as number | null))),
+    }
+  })
 }
 
 /** A group's changes, gathered over the writes of one call (direct columns and mirrors). */
 type GroupWrites = Map<GroupName, Array<{ columns: readonly string[]; changes: GroupChange[] }>>
 
-/** The mirrored columns of the meters' changed quarter hours: the meter's value where `ok`, none elsewhere. */
+/**
+ * The mirrored columns of the meters' changed quarter hours: the meter's value where `ok`, none
+ * elsewhere. One write per group, whichever of its columns the changes touch.
+ */
 async function writeMirrors(client: pg.PoolClient, changes: readonly MeterChange[], writes: GroupWrites) {
-  const series = [...MIRRORS].sort((a, b) => a.group.localeCompare(b.group) || a.column.localeCompare(b.column))
-  for (const s of series) {
-    const mine = changes.filter((c) => c.meterId === s.meter!.id)
-    if (mine.length === 0) continue
-    const rows: GroupQuarters = {
-      group: s.group,
-      columns: [s.column],
-      t: mine.map((c) => c.t),
-      values: [mine.map((c) => (c.next.tag === 'ok' ? quarterValue(c.meterId, c.next) : null))],
+  const byGroup = new Map<GroupName, Array<{ column: string; change: MeterChange }>>()
+  for (const s of MIRRORS) {
+    for (const change of changes) {
+      if (change.meterId !== s.meter!.id) continue
+      const list = byGroup.get(s.group) ?? []
+      byGroup.set(s.group, list)
+      list.push({ column: s.column, change })
     }
-    const list = writes.get(s.group) ?? []
-    writes.set(s.group, list)
-    list.push({ columns: rows.columns, changes: await writeGroupColumns(client, rows, 'replace') })
+  }
+  for (const [group, entries] of [...byGroup].sort(([a], [b]) => a.localeCompare(b))) {
+    const columns = [...new Set(entries.map((e) => e.column))].sort()
+    const t = [...new Set(entries.map((e) => e.change.t))].sort((a, b) => a - b)
+    const row = new Map(t.map((ms, i) => [ms, i]))
+    const values = columns.map(() => t.map((): number | null | undefined => undefined))
+    for (const { column, change } of entries) {
+      const v = change.next.tag === 'ok' ? quarterValue(change.meterId, change.next) : null
+      ;(values[columns.indexOf(column)] as Array<number | null | undefined>)[row.get(change.t) as number] = v
+    }
+    const list = writes.get(group) ?? []
+    writes.set(group, list)
+    list.push({ columns, changes: await writeGroupColumns(client, { group, columns, t, values }, 'replace') })
   }
 }
 
