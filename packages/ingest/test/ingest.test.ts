@@ -360,6 +360,10 @@ describe.each(brokers)('over MQTT: %s', (name, start) => {
       const garbage = [`garbage { ${name}`, JSON.stringify([{ n: 'urn:campus:meter:860', v: 1, t: meter }]), overflow]
       packs.splice(3, 0, ...garbage)
       for (const p of packs) await publisher.publishAsync(senmlTopic('DL-CF-01', root), p, { qos: 1 })
+      // a topic naming no datalogger: its meters cannot be checked, so nothing of it is taken (Mosquitto
+      // delivers it on the filter's empty level; aedes does not deliver it at all)
+      const empty = name.startsWith('Mosquitto')
+      if (empty) await publisher.publishAsync(`${root}//senml`, packs[0] as string, { qos: 1 })
       const samples = () => count('meter_samples', `meter_id = ${meter}`)
       await eventually(async () => (await samples()) === 600, `600 samples of meter ${meter} (${name})`)
       const source = `mqtt:${senmlTopic('DL-CF-01', root)}`
@@ -369,6 +373,14 @@ describe.each(brokers)('over MQTT: %s', (name, start) => {
       )
       const codes = (await quarantineRows('p.source = $1', [source])).map((r) => r.code)
       expect(codes.sort()).toEqual(['malformed_json', 'other_datalogger', 'out_of_range', 'out_of_range'])
+      if (empty) {
+        await eventually(
+          async () => (await quarantineRows('p.source = $1', [`mqtt:${root}//senml`])).length === 1,
+          'the pack without a datalogger in the quarantine',
+        )
+        const refused = await quarantineRows('p.source = $1', [`mqtt:${root}//senml`])
+        expect(refused.map((r) => [r.code, r.record_index])).toEqual([['bad_topic', null]])
+      }
       const expected = quarterStats(sent)
       const stored = await storedQuarters(database, [meter])
       for (const [key, want] of expected) {
@@ -382,7 +394,7 @@ describe.each(brokers)('over MQTT: %s', (name, start) => {
       const taken = await Promise.all(
         instances.map(async (i) => (await i.metrics.messages.get()).values.reduce((a, v) => a + v.value, 0)),
       )
-      expect(taken.reduce((a, b) => a + b, 0)).toBe(packs.length)
+      expect(taken.reduce((a, b) => a + b, 0)).toBe(packs.length + (empty ? 1 : 0))
       if (instances.length === 2) expect(Math.min(...taken)).toBeGreaterThan(0)
     } finally {
       await publisher.endAsync()
