@@ -25,6 +25,7 @@ runMain(async () => {
         tokens: introspection ? new TokenIntrospector(introspection) : undefined,
         failedAuthLimit: config.INGEST_RATE_LIMIT_FAILED_AUTH,
         redisUrl: config.REDIS_URL,
+        dpopNonceKey: introspection?.dpopNonceKey,
       })
       if (!config.MQTT_URL) {
         app.log.warn('MQTT_URL is not set: no broker, POST /ingest/senml only')

@@ -61,6 +61,16 @@ export const OAuthConfigSchema = Type.Object({
     description:
       'Days an ended token is kept before it is purged: access tokens expired or revoked (with their refresh tokens once those are revoked or rotated), personal access tokens revoked or past their expiry date',
   }),
+  OAUTH_REQUIRE_PAR: Type.Boolean({
+    default: false,
+    description:
+      'Every application must push its authorization requests to /oauth/par (RFC 9126 5); without it, per application',
+  }),
+  OAUTH_DPOP_NONCE: Type.Boolean({
+    default: false,
+    description:
+      'Ask DPoP proofs for a server nonce (RFC 9449 8 and 9): a client first gets use_dpop_nonce and the nonce in DPoP-Nonce; instances derive it from OAUTH_SECRET_KEY',
+  }),
   OAUTH_TOKEN_CACHE_SECONDS: Type.Integer({
     minimum: 0,
     maximum: 60,
@@ -97,6 +107,10 @@ export interface OAuthSettings {
   secretKey: Buffer
   /** Bearer token /metrics requires; unset, only this machine may read them. */
   metricsToken?: string | undefined
+  /** Every authorization request must be pushed first (RFC 9126 5). */
+  requirePushedRequests?: boolean
+  /** DPoP proofs must carry a server nonce. */
+  dpopNonce?: boolean
 }
 
 /** Served over https (behind a TLS-terminating proxy, as a real deployment is): Secure cookies, HSTS. */
@@ -124,6 +138,8 @@ export function settingsFromConfig(config: OAuthConfig, secretKey: Buffer = load
     cacheSync: config.OAUTH_CACHE_SYNC,
     secretKey,
     metricsToken: config.METRICS_TOKEN,
+    dpopNonce: config.OAUTH_DPOP_NONCE,
+    requirePushedRequests: config.OAUTH_REQUIRE_PAR,
   }
 }
 

@@ -2,7 +2,7 @@
  * The instance every plugin of the server works on: Fastify with the TypeBox type provider,
  * plus the services the capability plugins (`plugins/`) decorate it with.
  */
-import { routePlugins, type ServiceApp } from '@campus/shared'
+import { type DpopProofs, routePlugins, type ServiceApp } from '@campus/shared'
 import type { Kysely } from 'kysely'
 import type { Changes } from './changes/commit.ts'
 import type { OAuthSettings } from './config.ts'
@@ -25,12 +25,21 @@ export interface OAuthServices {
   changes: Changes
   /** `oauth-openid`: id_token signing keys */
   openid: OpenIdKeys
+  /** `oauth-dpop`: DPoP proofs (RFC 9449), their used jti shared through Redis when configured */
+  dpop: DpopProofs
 }
 
 export type OAuthApp = ServiceApp<OAuthServices>
 
 /** The capability plugins, by the name they register under. */
-const CAPABILITIES = ['oauth-settings', 'oauth-database', 'oauth-throttle', 'oauth-changes', 'oauth-openid']
+const CAPABILITIES = [
+  'oauth-settings',
+  'oauth-database',
+  'oauth-throttle',
+  'oauth-changes',
+  'oauth-openid',
+  'oauth-dpop',
+]
 
 /** A plugin of routes, registered after the capability plugins and handed the typed instance. */
 export const routePlugin = routePlugins<OAuthApp>(CAPABILITIES)

@@ -49,6 +49,8 @@ export interface ApplicationsTable {
   /** introspects the access tokens of every client (an instance-wide confidential application only) */
   resource_server: Defaulted<boolean>
   grant_types: Defaulted<string[]>
+  /** RFC 9126 5: authorization requests only through /oauth/par */
+  require_pushed_authorization_requests: Defaulted<boolean>
   owner_id: number | null
   created_at: Generated<Date>
   updated_at: Generated<Date>
@@ -69,6 +71,7 @@ export interface AuthorizationCodesTable {
   consumed_at: Timestamp | null
   nonce: ColumnType<string | null, string | null | undefined, string | null>
   auth_time: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>
+  dpop_jkt: ColumnType<string | null, string | null | undefined, string | null>
 }
 
 export interface AccessTokensTable {
@@ -82,6 +85,7 @@ export interface AccessTokensTable {
   created_at: Generated<Date>
   expires_at: Timestamp
   revoked_at: Timestamp | null
+  dpop_jkt: ColumnType<string | null, string | null | undefined, string | null>
 }
 
 export interface RefreshTokensTable {
@@ -95,6 +99,7 @@ export interface RefreshTokensTable {
   created_at: Generated<Date>
   rotated_at: Timestamp | null
   revoked_at: Timestamp | null
+  dpop_jkt: ColumnType<string | null, string | null | undefined, string | null>
 }
 
 export interface PersonalAccessTokensTable {
@@ -150,6 +155,19 @@ export interface DeviceGrantsTable {
   consumed_at: Timestamp | null
 }
 
+/** A pushed authorization request (RFC 9126): its request_uri as a digest, the parameters it stands for. */
+export interface PushedAuthorizationRequestsTable {
+  id: Generated<number>
+  digest: Buffer
+  application_id: number
+  parameters: ColumnType<Record<string, string>, string, string>
+  dpop_jkt: string | null
+  created_at: Generated<Date>
+  expires_at: Timestamp
+  opened_at: Timestamp | null
+  consumed_at: Timestamp | null
+}
+
 export interface OAuthDB {
   users: UsersTable
   sessions: SessionsTable
@@ -162,6 +180,7 @@ export interface OAuthDB {
   signing_keys: SigningKeysTable
   recovery_codes: RecoveryCodesTable
   device_grants: DeviceGrantsTable
+  pushed_authorization_requests: PushedAuthorizationRequestsTable
 }
 
 export type User = Selectable<UsersTable>

@@ -11,6 +11,8 @@ export const PREFIX = {
   clientSecret: 'cmps_',
   personalAccessToken: 'cmpp_',
   deviceCode: 'cmpd_',
+  /** RFC 9126 2.2: a pushed request's name is a URN */
+  requestUri: 'urn:ietf:params:oauth:request_uri:',
   session: '',
 } as const
 

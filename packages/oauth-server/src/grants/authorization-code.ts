@@ -6,14 +6,14 @@ import { InvalidGrant, InvalidRequest } from '../errors.ts'
 import { type CodeAttempt, checkAuthorizationCode } from '../repositories/codes.ts'
 import { revokeGrant } from '../repositories/tokens.ts'
 import { findUserById } from '../repositories/users.ts'
-import { redeemCode } from './issue.ts'
+import { bindingOf, redeemCode } from './issue.ts'
 import { type GrantHandler, type GrantServices, INVALID_GRANT_MESSAGE, requireParam } from './types.ts'
 
 export const authorizationCodeGrant: GrantHandler = {
   parameters: ['code', 'redirect_uri', 'code_verifier'],
   clientRequired: true,
 
-  async handle(services, { params, client }) {
+  async handle(services, { params, client, dpopJkt }) {
     const code = requireParam(params, 'code')
     const redirectUri = requireParam(params, 'redirect_uri')
     const verifier = params.code_verifier
@@ -27,9 +27,15 @@ export const authorizationCodeGrant: GrantHandler = {
       redirectUri,
       verifier: verifier ?? null,
       verifierS256: verifier === undefined ? null : s256(verifier),
+      dpopJkt: dpopJkt ?? null,
     }
     // the common case in one round trip: every binding rule is checked by the update itself
-    const redeemed = await redeemCode(services.db, attempt, application.grant_types.includes('refresh_token'))
+    const redeemed = await redeemCode(
+      services.db,
+      attempt,
+      application.grant_types.includes('refresh_token'),
+      bindingOf(dpopJkt, application),
+    )
     if (redeemed) {
       const { response, code: grant } = redeemed
       if (!grant.scopes.includes('openid')) return response
@@ -76,6 +82,9 @@ async function whyNotRedeemed(
   if (!rules.verifier_matches) return new InvalidGrant('PKCE verification failed.')
   if (!rules.challenge_made) {
     return new InvalidGrant('PKCE verification failed: the authorization request had no code_challenge.')
+  }
+  if (!rules.dpop_key) {
+    return new InvalidGrant('The code was requested for another DPoP key (dpop_jkt): send a DPoP proof of that key.')
   }
   return new InvalidGrant(INVALID_GRANT_MESSAGE)
 }

@@ -7,14 +7,14 @@
 import { checkPassword, completeSignIn } from '../credentials.ts'
 import { resolveScopes, SCOPES } from '../domain/scopes.ts'
 import { InvalidGrant, InvalidScope, TemporarilyUnavailable } from '../errors.ts'
-import { issueTokens, newGrantId } from './issue.ts'
+import { bindingOf, issueTokens, newGrantId } from './issue.ts'
 import { type GrantHandler, INVALID_GRANT_MESSAGE, requireParam } from './types.ts'
 
 export const passwordGrant: GrantHandler = {
   parameters: ['username', 'password', 'scope'],
   clientRequired: false,
 
-  async handle(services, { params, client, ip }) {
+  async handle(services, { params, client, ip, dpopJkt }) {
     const username = requireParam(params, 'username')
     const password = requireParam(params, 'password')
     // check the scope first: a malformed request costs no password verification
@@ -35,6 +35,7 @@ export const passwordGrant: GrantHandler = {
       scopes: scope.scopes,
       grantId: newGrantId(),
       refresh: false,
+      binding: bindingOf(dpopJkt, client),
     })
   },
 }

@@ -11,6 +11,8 @@ export interface GrantRequest {
   params: Record<string, string | undefined>
   client: Application | undefined
   ip: string
+  /** the key of the request's DPoP proof, when it sent one (RFC 9449 5) */
+  dpopJkt: string | undefined
 }
 
 export interface GrantHandler {

@@ -11,7 +11,7 @@ import { authenticateClient, readClientCredentials } from '../grants/client-auth
 import { enabledGrantTypes, grants } from '../grants/index.ts'
 import type { GrantHandler } from '../grants/types.ts'
 import { routePlugin } from '../oauth-app.ts'
-import { noStore, requireFormBody, SMALL_ANSWERS } from '../oauth-endpoints.ts'
+import { noStore, requireFormBody, SMALL_ANSWERS, senderKey } from '../oauth-endpoints.ts'
 import { OAuthErrorResponses, TokenResponseBody } from '../schemas/oauth.ts'
 
 const param = (description: string) => Type.Optional(Type.String({ description }))
@@ -67,7 +67,7 @@ export const tokenRoutes = routePlugin('oauth-token-routes', (app) => {
         tags: ['OAuth'],
         summary: 'Token endpoint (RFC 6749 3.2)',
         description:
-          'Form-encoded. Grants: authorization_code (PKCE S256), password (client authentication optional; refused for users with 2FA; no refresh token), refresh_token (rotated; reuse revokes the family), client_credentials (confidential applications that switched it on; a token with no user), urn:ietf:params:oauth:grant-type:device_code (RFC 8628: authorization_pending, slow_down, expired_token, access_denied while polling). Client authentication by HTTP Basic or client_id/client_secret in the body.',
+          'Form-encoded. Grants: authorization_code (PKCE S256), password (client authentication optional; refused for users with 2FA; no refresh token), refresh_token (rotated; reuse revokes the family), client_credentials (confidential applications that switched it on; a token with no user), urn:ietf:params:oauth:grant-type:device_code (RFC 8628: authorization_pending, slow_down, expired_token, access_denied while polling). Client authentication by HTTP Basic or client_id/client_secret in the body. A `DPoP` header (RFC 9449) binds the tokens to its key: token_type DPoP (and the refresh token of a public client); a refused proof is 400 invalid_dpop_proof, or use_dpop_nonce with the nonce in `DPoP-Nonce` when nonces are on.',
         consumes: ['application/x-www-form-urlencoded'],
         body: TokenRequestBody,
         response: { 200: TokenResponseBody, ...OAuthErrorResponses },
@@ -77,6 +77,7 @@ export const tokenRoutes = routePlugin('oauth-token-routes', (app) => {
       noStore(reply)
       requireFormBody(request)
       const body = request.body as TokenBody
+      const dpopJkt = await senderKey(request, reply, app, '/oauth/token')
       const credentials = readClientCredentials(request.headers.authorization, body)
       const handler = selectGrant(app.settings, body.grant_type)
       const client = credentials ? await authenticateClient(app, credentials) : undefined
@@ -85,7 +86,7 @@ export const tokenRoutes = routePlugin('oauth-token-routes', (app) => {
       }
       checkClientGrant(client, body.grant_type as string)
       const params = allowListed(body, handler.parameters)
-      return handler.handle(app, { params, client, ip: request.ip })
+      return handler.handle(app, { params, client, ip: request.ip, dpopJkt })
     },
   )
 })

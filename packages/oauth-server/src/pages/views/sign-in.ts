@@ -74,16 +74,20 @@ ${csrfField(options.csrf)}
 
 export function consentPage(options: { csrf: string; request: AuthorizationRequest; username: string }): SafeHtml {
   const { request } = options
-  const hidden: Record<string, string | undefined> = {
-    client_id: request.client.uid,
-    redirect_uri: request.redirectUri,
-    response_type: request.responseType,
-    scope: request.scopes.join(' '),
-    state: request.state,
-    code_challenge: request.codeChallenge,
-    code_challenge_method: request.codeChallengeMethod,
-    nonce: request.nonce,
-  }
+  // a pushed request is named by its request_uri alone (RFC 9126 4)
+  const hidden: Record<string, string | undefined> = request.pushed
+    ? { client_id: request.client.uid, request_uri: request.pushed.requestUri }
+    : {
+        client_id: request.client.uid,
+        redirect_uri: request.redirectUri,
+        response_type: request.responseType,
+        scope: request.scopes.join(' '),
+        state: request.state,
+        code_challenge: request.codeChallenge,
+        code_challenge_method: request.codeChallengeMethod,
+        nonce: request.nonce,
+        dpop_jkt: request.dpopJkt,
+      }
   return html`<h1>Authorize ${request.client.name}?</h1>
 <p>${request.client.name} asks to use your account <strong>${options.username}</strong>.</p>
 <p>It will be able to:</p>
