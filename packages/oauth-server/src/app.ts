@@ -15,6 +15,7 @@ import { defaultSettings, type OAuthSettings } from './config.ts'
 import { oauthCorsPolicies } from './cors.ts'
 import type { OAuthDB } from './db/schema.ts'
 import { oauthErrors } from './errors.ts'
+import { auditPlugin } from './plugins/audit.ts'
 import { changesPlugin } from './plugins/changes.ts'
 import { databasePlugin, tokensPurged } from './plugins/database.ts'
 import { dpopPlugin } from './plugins/dpop.ts'
@@ -26,6 +27,7 @@ import { oauthPathHeaders } from './response-headers.ts'
 import { adminPageRoutes } from './routes/admin-pages.ts'
 import { apiRoutes } from './routes/api.ts'
 import { apiApplicationRoutes } from './routes/api-applications.ts'
+import { apiAuditEventRoutes } from './routes/api-audit-events.ts'
 import { assetRoutes } from './routes/assets.ts'
 import { authorizeRoutes } from './routes/authorize.ts'
 import { deviceRoutes } from './routes/device.ts'
@@ -35,6 +37,7 @@ import { parRoutes } from './routes/par.ts'
 import { profileApplicationRoutes } from './routes/profile-applications.ts'
 import { profileTokenRoutes } from './routes/profile-tokens.ts'
 import { profileTwoFactorRoutes } from './routes/profile-two-factor.ts'
+import { registrationRoutes } from './routes/registration.ts'
 import { revokeIntrospectRoutes } from './routes/revoke-introspect.ts'
 import { signInRoutes } from './routes/sign-in.ts'
 import { signUpRoutes } from './routes/sign-up.ts'
@@ -81,6 +84,7 @@ export async function buildApp(options: OAuthAppOptions): Promise<FastifyInstanc
   })
   await app.register(openidPlugin)
   await app.register(dpopPlugin)
+  await app.register(auditPlugin)
   // before the routes: it acts on every route added after it
   await app.register(frameworkResponsesPlugin)
   await registerPlatform(app, {
@@ -158,10 +162,12 @@ export async function buildApp(options: OAuthAppOptions): Promise<FastifyInstanc
     openidRoutes,
     tokenRoutes,
     parRoutes,
+    registrationRoutes,
     tokenInfoRoutes,
     revokeIntrospectRoutes,
     apiRoutes,
     apiApplicationRoutes,
+    apiAuditEventRoutes,
   ]) {
     await app.register(routes)
   }

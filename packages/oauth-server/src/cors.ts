@@ -44,6 +44,8 @@ const EXACT: Record<string, CorsPolicy> = {
   '/oauth/revoke': TOKEN_ENDPOINT,
   // RFC 9126: a browser client pushes its request as it redeems its code
   '/oauth/par': TOKEN_ENDPOINT,
+  // RFC 7591: a browser client may register itself (JSON, so a preflight)
+  '/oauth/register': { origins: '*', methods: ['POST'], allowedHeaders: ['Authorization', 'Content-Type'] },
   '/oauth/token/info': resource(['GET', 'HEAD']),
   [USERINFO_PATH]: resource(['GET', 'HEAD', 'POST']),
   // discovery documents and keys: simple GETs, no request header to allow

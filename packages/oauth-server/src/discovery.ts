@@ -42,6 +42,10 @@ export function metadata(settings: OAuthSettings) {
     introspection_endpoint: `${issuer}/oauth/introspect`,
     device_authorization_endpoint: `${issuer}/oauth/authorize_device`,
     pushed_authorization_request_endpoint: `${issuer}/oauth/par`,
+    // RFC 7591: only while someone may register
+    ...(settings.registration && settings.registration !== 'off'
+      ? { registration_endpoint: `${issuer}/oauth/register` }
+      : {}),
     require_pushed_authorization_requests: requirePushedRequests ?? false,
     jwks_uri: `${issuer}/oauth/discovery/keys`,
     scopes_supported: [...SCOPES],

@@ -4,6 +4,7 @@
  */
 import { type DpopProofs, routePlugins, type ServiceApp } from '@campus/shared'
 import type { Kysely } from 'kysely'
+import type { AuditLog } from './audit.ts'
 import type { Changes } from './changes/commit.ts'
 import type { OAuthSettings } from './config.ts'
 import type { OAuthDB } from './db/schema.ts'
@@ -27,6 +28,8 @@ export interface OAuthServices {
   openid: OpenIdKeys
   /** `oauth-dpop`: DPoP proofs (RFC 9449), their used jti shared through Redis when configured */
   dpop: DpopProofs
+  /** `oauth-audit`: audit events */
+  audit: AuditLog
 }
 
 export type OAuthApp = ServiceApp<OAuthServices>
@@ -39,6 +42,7 @@ const CAPABILITIES = [
   'oauth-changes',
   'oauth-openid',
   'oauth-dpop',
+  'oauth-audit',
 ]
 
 /** A plugin of routes, registered after the capability plugins and handed the typed instance. */

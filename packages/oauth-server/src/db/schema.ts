@@ -51,6 +51,8 @@ export interface ApplicationsTable {
   grant_types: Defaulted<string[]>
   /** RFC 9126 5: authorization requests only through /oauth/par */
   require_pushed_authorization_requests: Defaulted<boolean>
+  /** RFC 7592: the digest of a self-registered client's registration access token; null for every other */
+  registration_token_digest: ColumnType<Buffer | null, Buffer | null | undefined, Buffer | null>
   owner_id: number | null
   created_at: Generated<Date>
   updated_at: Generated<Date>
@@ -168,6 +170,33 @@ export interface PushedAuthorizationRequestsTable {
   consumed_at: Timestamp | null
 }
 
+/** An initial access token (RFC 7591 3): registers at most `uses_left` clients before it expires. */
+export interface InitialAccessTokensTable {
+  id: Generated<number>
+  digest: Buffer
+  name: string
+  uses_left: number
+  created_at: Generated<Date>
+  expires_at: Timestamp
+}
+
+/** One audit event (GitLab's AuditEvent): nothing secret is ever stored in it. */
+export interface AuditEventsTable {
+  id: Generated<number>
+  author_id: number | null
+  author_name: string
+  entity_type: string
+  entity_id: number | null
+  entity_path: string | null
+  event_name: string
+  target_type: string | null
+  target_id: string | null
+  target_details: string | null
+  custom_message: string
+  ip_address: string | null
+  created_at: Generated<Date>
+}
+
 export interface OAuthDB {
   users: UsersTable
   sessions: SessionsTable
@@ -181,6 +210,8 @@ export interface OAuthDB {
   recovery_codes: RecoveryCodesTable
   device_grants: DeviceGrantsTable
   pushed_authorization_requests: PushedAuthorizationRequestsTable
+  initial_access_tokens: InitialAccessTokensTable
+  audit_events: AuditEventsTable
 }
 
 export type User = Selectable<UsersTable>

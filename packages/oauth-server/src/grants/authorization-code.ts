@@ -1,4 +1,5 @@
 /** grant_type=authorization_code (RFC 6749 4.1.3, RFC 7636 4.5-4.6, RFC 9700 2.1.1 and 4.5). */
+import { applicationTarget } from '../audit.ts'
 import type { Application } from '../db/schema.ts'
 import { isValidCodeVerifier, s256 } from '../domain/pkce.ts'
 import { digest } from '../domain/secrets.ts'
@@ -41,7 +42,7 @@ export const authorizationCodeGrant: GrantHandler = {
       if (!grant.scopes.includes('openid')) return response
       return { ...response, id_token: await idTokenFor(services, application, grant) }
     }
-    throw await whyNotRedeemed(services, attempt)
+    throw await whyNotRedeemed(services, attempt, application)
   },
 }
 
@@ -65,8 +66,9 @@ export async function idTokenFor(
 
 /** The error for a code that did not redeem, from the rule that refused it; a used code is a replay and ends its grant. */
 async function whyNotRedeemed(
-  services: Pick<GrantServices, 'db' | 'changes'>,
+  services: Pick<GrantServices, 'db' | 'changes' | 'audit'>,
   attempt: CodeAttempt,
+  client: Application,
 ): Promise<InvalidGrant> {
   const check = await checkAuthorizationCode(services.db, attempt)
   if (!check?.rules.client) return new InvalidGrant(INVALID_GRANT_MESSAGE)
@@ -75,6 +77,12 @@ async function whyNotRedeemed(
     // a second redemption (or the loser of a concurrent one) means the code leaked:
     // nothing issued from it stays valid
     await services.changes.commit((trx) => revokeGrant(trx, check.grantId))
+    await services.audit.record({
+      event: 'oauth_grant_revoked_on_replay',
+      author: { client: { uid: client.uid, name: client.name } },
+      target: applicationTarget(client),
+      message: 'An authorization code was redeemed again: every token issued from it was revoked',
+    })
     return new InvalidGrant(INVALID_GRANT_MESSAGE)
   }
   if (!rules.live || !rules.redirect_uri) return new InvalidGrant(INVALID_GRANT_MESSAGE)

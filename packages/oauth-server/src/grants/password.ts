@@ -28,7 +28,7 @@ export const passwordGrant: GrantHandler = {
       throw new TemporarilyUnavailable('Too many failed sign-in attempts. Retry later.', check.wait)
     }
     if (check.outcome !== 'accepted') throw new InvalidGrant(INVALID_GRANT_MESSAGE)
-    await completeSignIn(services, check.user)
+    await completeSignIn(services, check.user, ip, 'password grant')
     return issueTokens(services.db, {
       applicationId: client?.id ?? null,
       userId: check.user.id,

@@ -65,6 +65,12 @@ export const refreshTokenGrant: GrantHandler = {
   },
 }
 
-async function endFamily(context: Pick<GrantServices, 'changes'>, grantId: string): Promise<void> {
+/** A rotated refresh token came back: someone else holds the family, which ends (RFC 9700 4.14.2). */
+async function endFamily(context: Pick<GrantServices, 'changes' | 'audit'>, grantId: string): Promise<void> {
   await context.changes.commit((trx) => revokeGrant(trx, grantId))
+  await context.audit.record({
+    event: 'oauth_grant_revoked_on_replay',
+    author: 'anonymous',
+    message: 'A rotated refresh token was presented again: its whole grant was revoked',
+  })
 }

@@ -4,7 +4,7 @@ import type { OAuthServices } from '../oauth-app.ts'
 import type { TokenResponse } from './issue.ts'
 
 /** What the grants work with. */
-export type GrantServices = Pick<OAuthServices, 'db' | 'settings' | 'throttle' | 'changes' | 'openid'>
+export type GrantServices = Pick<OAuthServices, 'db' | 'settings' | 'throttle' | 'changes' | 'openid' | 'audit'>
 
 /** One grant request after the shared steps: allow-listed parameters and the client, if any. */
 export interface GrantRequest {

@@ -2,6 +2,7 @@ import { type Database, serviceCounter } from '@campus/shared'
 import fp from 'fastify-plugin'
 import type { OAuthSettings } from '../config.ts'
 import type { OAuthDB } from '../db/schema.ts'
+import { purgeAuditEvents } from '../repositories/audit-events.ts'
 import { deleteExpiredAuthorizationCodes } from '../repositories/codes.ts'
 import { deleteExpiredDeviceGrants } from '../repositories/device-grants.ts'
 import { deleteExpiredPushedRequests } from '../repositories/pushed-requests.ts'
@@ -24,7 +25,7 @@ export const databasePlugin = fp(
     app,
     options: {
       database: Database<OAuthDB>
-      settings: Pick<OAuthSettings, 'tokenRetentionDays'>
+      settings: Pick<OAuthSettings, 'tokenRetentionDays' | 'auditRetentionDays'>
       purged: ReturnType<typeof tokensPurged>
     },
   ) => {
@@ -35,6 +36,7 @@ export const databasePlugin = fp(
       await deleteExpiredAuthorizationCodes(db)
       await deleteExpiredDeviceGrants(db)
       await deleteExpiredPushedRequests(db)
+      await purgeAuditEvents(db, options.settings.auditRetentionDays ?? 365)
       const purged = await purgeEndedTokens(db, options.settings.tokenRetentionDays)
       for (const [kind, count] of Object.entries(purged)) options.purged.inc({ kind }, count)
       return purged

@@ -1,6 +1,8 @@
 /** GET and POST /oauth/authorize: validate, sign in if needed, consent, redirect back. */
+
 import type { FastifyReply } from 'fastify'
 import Type from 'typebox'
+import { applicationTarget, byUser } from '../audit.ts'
 import {
   type AuthorizationRequest,
   fromForm,
@@ -187,6 +189,15 @@ export const authorizeRoutes = routePlugin('oauth-authorize-routes', (app) => {
       const target = await db.transaction().execute(async (trx) => {
         await lockUserConsents(trx, user.id)
         await recordConsent(trx, user.id, authorization.client.id, authorization.scopes)
+        await app.audit.record(
+          {
+            event: 'oauth_consent_granted',
+            ...byUser(user, request.ip),
+            target: applicationTarget(authorization.client),
+            message: `Authorized ${authorization.client.name} for ${authorization.scopes.join(' ')}`,
+          },
+          trx,
+        )
         return approve(trx, authorization, user.id, settings.issuer, authTime)
       })
       return reply.redirect(target, 303)

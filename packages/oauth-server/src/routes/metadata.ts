@@ -16,6 +16,9 @@ const Metadata = Type.Object(
     introspection_endpoint: Type.String(),
     device_authorization_endpoint: Type.String(),
     pushed_authorization_request_endpoint: Type.String({ description: 'RFC 9126 5' }),
+    registration_endpoint: Type.Optional(
+      Type.String({ description: 'RFC 7591: while OAUTH_REGISTRATION is token or open' }),
+    ),
     require_pushed_authorization_requests: Type.Boolean({
       description: 'RFC 9126 5: every application must push (an application may be required to on its own)',
     }),

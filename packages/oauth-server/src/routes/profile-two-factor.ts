@@ -2,6 +2,7 @@
 import { URL } from 'node:url'
 import QRCode from 'qrcode'
 import Type from 'typebox'
+import { byUser } from '../audit.ts'
 import { confirmPassword } from '../credentials.ts'
 import type { User } from '../db/schema.ts'
 import { generateRecoveryCodes, recoveryCodeDigest } from '../domain/recovery-codes.ts'
@@ -81,6 +82,11 @@ export const profileTwoFactorRoutes = routePlugin('oauth-profile-two-factor-rout
           codes.map(recoveryCodeDigest),
         ),
       )
+      await app.audit.record({
+        event: 'two_factor_enabled',
+        ...byUser(account.user, request.ip),
+        message: 'Enabled two-factor authentication (TOTP)',
+      })
       await setFlash(app, account.session, { notice: 'Two-factor authentication is on.', codes })
       return reply.redirect(PATH, 303)
     },
@@ -111,6 +117,11 @@ export const profileTwoFactorRoutes = routePlugin('oauth-profile-two-factor-rout
         return sendAccountPage(reply, account, 'Two-factor authentication', page, { status: 422, script: true })
       }
       await app.changes.commit((trx) => disableTwoFactor(trx, user.id))
+      await app.audit.record({
+        event: 'two_factor_disabled',
+        ...byUser(user, request.ip),
+        message: 'Disabled two-factor authentication (TOTP)',
+      })
       await setFlash(app, account.session, { notice: 'Two-factor authentication is off.' })
       return reply.redirect(PATH, 303)
     },

@@ -104,9 +104,17 @@ export const revokeIntrospectRoutes = routePlugin('oauth-revoke-introspect-route
         throw new UnauthorizedClient('You are not authorized to revoke this token', 403)
       }
       // a refresh token ends its whole grant; an access token only itself
-      await app.changes.commit((trx) =>
-        refresh && found === refresh ? revokeGrant(trx, refresh.grant_id) : revokeAccessToken(trx, found.id),
-      )
+      const grant = refresh !== undefined && found === refresh
+      await app.changes.commit((trx) => (grant ? revokeGrant(trx, refresh.grant_id) : revokeAccessToken(trx, found.id)))
+      await app.audit.record({
+        event: 'oauth_token_revoked',
+        author: client ? { client: { uid: client.uid, name: client.name } } : 'anonymous',
+        target: { type: grant ? 'OauthRefreshToken' : 'OauthAccessToken', id: found.id },
+        message: grant
+          ? 'Revoked a refresh token and its whole grant (RFC 7009)'
+          : 'Revoked an access token (RFC 7009)',
+        ip: request.ip,
+      })
       return {}
     },
   )

@@ -97,7 +97,7 @@ export const signInRoutes = routePlugin('oauth-sign-in-routes', (app) => {
           return reply.redirect(withReturn('/users/two_factor', returnTo), 303)
       }
       await startSession(reply, app, session, { userId: check.user.id })
-      await completeSignIn(app, check.user)
+      await completeSignIn(app, check.user, request.ip, 'password')
       return reply.redirect(returnTo, 303)
     },
   )
@@ -157,7 +157,7 @@ export const signInRoutes = routePlugin('oauth-sign-in-routes', (app) => {
       if (check.outcome === 'throttled') return tooManyAttempts(reply, 'attempts', check.wait)
       if (check.outcome !== 'accepted') return reply.redirect(withReturn('/users/two_factor', returnTo, 'otp'), 303)
       await startSession(reply, app, session, { userId: user.id })
-      await completeSignIn(app, user)
+      await completeSignIn(app, user, request.ip, 'password and two-factor code')
       return reply.redirect(returnTo, 303)
     },
   )

@@ -3,7 +3,9 @@
  * no-store -> form body only -> read client credentials -> select grant -> authenticate client
  * -> check the client may use the grant -> allow-listed parameters -> grant handler.
  */
+
 import Type from 'typebox'
+import { applicationTarget } from '../audit.ts'
 import type { OAuthSettings } from '../config.ts'
 import type { Application } from '../db/schema.ts'
 import { InvalidClient, InvalidRequest, UnauthorizedClient, UnsupportedGrantType } from '../errors.ts'
@@ -86,7 +88,16 @@ export const tokenRoutes = routePlugin('oauth-token-routes', (app) => {
       }
       checkClientGrant(client, body.grant_type as string)
       const params = allowListed(body, handler.parameters)
-      return handler.handle(app, { params, client, ip: request.ip, dpopJkt })
+      const issued = await handler.handle(app, { params, client, ip: request.ip, dpopJkt })
+      // written with the others of the same second: one insert, not a commit per exchange
+      app.audit.soon({
+        event: 'oauth_token_issued',
+        author: client ? { client: { uid: client.uid, name: client.name } } : 'anonymous',
+        ...(client ? { target: applicationTarget(client) } : {}),
+        message: `Issued ${issued.refresh_token ? 'an access and a refresh token' : 'an access token'} (${body.grant_type}, ${issued.token_type}, ${issued.scope})`,
+        ip: request.ip,
+      })
+      return issued
     },
   )
 })
