@@ -22,7 +22,13 @@ import { throttleAccount } from './throttle.ts'
 type Services = Pick<OAuthServices, 'db' | 'throttle' | 'audit'>
 
 /** How a sign-in was made, for its audit event. */
-export type SignInMethod = 'password' | 'password and two-factor code' | 'password grant' | 'sign-up' | 'passkey'
+export type SignInMethod =
+  | 'password'
+  | 'password and two-factor code'
+  | 'password and passkey'
+  | 'password grant'
+  | 'sign-up'
+  | 'passkey'
 
 export type CredentialCheck =
   /** over the limit for the account or the address: retry in `wait` seconds */
@@ -136,6 +142,23 @@ export function confirmPassword(
   ip: string,
 ): Promise<CredentialCheck> {
   return checkOwnAccount(services, user, ip, () => verifyPassword(user.password_hash, password))
+}
+
+/**
+ * A passkey's assertion (WebAuthn): counted like a sign-in of its account and address, a failure
+ * audited. `proves` verifies it (the signature, the challenge, the counter).
+ */
+export async function checkPasskey(
+  services: Services,
+  user: User,
+  ip: string,
+  proves: () => Promise<boolean>,
+): Promise<CredentialCheck> {
+  const check = await checkOwnAccount(services, user, ip, proves)
+  if (check.outcome === 'refused') {
+    await signInFailed(services, user, ip, 'login_failed_with_webauthn_authentication', 'passkey refused')
+  }
+  return check
 }
 
 /**

@@ -35,6 +35,8 @@ export interface SessionsTable {
   authenticated_at: Timestamp | null
   expires_at: Timestamp
   flash_sealed: ColumnType<string | null, string | null | undefined, string | null>
+  /** the challenge of the WebAuthn ceremony under way, answered once */
+  webauthn_challenge: ColumnType<string | null, string | null | undefined, string | null>
 }
 
 export interface ApplicationsTable {
@@ -197,6 +199,19 @@ export interface AuditEventsTable {
   created_at: Generated<Date>
 }
 
+/** A passkey (WebAuthn credential) of a user: its public key, never a secret. */
+export interface PasskeysTable {
+  id: Generated<number>
+  user_id: number
+  credential_id: string
+  public_key: Buffer
+  sign_count: Defaulted<number>
+  transports: Defaulted<string[]>
+  name: string
+  created_at: Generated<Date>
+  last_used_at: Timestamp | null
+}
+
 export interface OAuthDB {
   users: UsersTable
   sessions: SessionsTable
@@ -212,6 +227,7 @@ export interface OAuthDB {
   pushed_authorization_requests: PushedAuthorizationRequestsTable
   initial_access_tokens: InitialAccessTokensTable
   audit_events: AuditEventsTable
+  passkeys: PasskeysTable
 }
 
 export type User = Selectable<UsersTable>
