@@ -26,6 +26,7 @@ import { dashboardRoutes } from './routes/dashboard.ts'
 import { dataRoutes } from './routes/data.ts'
 import { metadataRoutes } from './routes/metadata.ts'
 import { reportRoutes } from './routes/reports.ts'
+import { resourceMetadataRoutes } from './routes/resource-metadata.ts'
 import { energyService } from './service.ts'
 
 const ICON = readFileSync(new URL('./dashboard/assets/icon.svg', import.meta.url), 'utf8')
@@ -141,7 +142,15 @@ export async function buildApp(options: EnergyAppOptions): Promise<FastifyInstan
     listenUrl: isEmbedded(options.database) ? undefined : options.database.url,
   })
 
-  for (const routes of [authRoutes, metadataRoutes, dataRoutes, chartRoutes, reportRoutes, dashboardRoutes]) {
+  for (const routes of [
+    authRoutes,
+    metadataRoutes,
+    dataRoutes,
+    chartRoutes,
+    reportRoutes,
+    dashboardRoutes,
+    resourceMetadataRoutes,
+  ]) {
     await app.register(routes)
   }
   return app

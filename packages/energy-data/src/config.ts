@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 import {
   CommonConfig,
   ConfigError,
@@ -43,6 +44,13 @@ export const OAuthResourceConfig = {
       minLength: 1,
       description:
         'Client id of a public application at the OAuth server (scope read_energy, redirect URIs PUBLIC/dashboard and PUBLIC/docs/static/oauth2-redirect.html): the dashboard signs people in with it, Swagger UI authorizes with it; unset = no sign-in',
+    }),
+  ),
+  ENERGY_DPOP_NONCE_SECRET: Type.Optional(
+    Type.String({
+      minLength: 32,
+      description:
+        'Ask DPoP proofs for a nonce of this service (RFC 9449 9), derived from this secret (instances share it); unset = no nonce',
     }),
   ),
   ENERGY_TOKEN_CACHE_SECONDS: Type.Integer({
@@ -228,6 +236,9 @@ export function oauthSettings(config: OAuthResourceValues): IntrospectionSetting
     ...(config.ENERGY_OAUTH_BROWSER_CLIENT_ID ? { browserClientId: config.ENERGY_OAUTH_BROWSER_CLIENT_ID } : {}),
     cacheSeconds: config.ENERGY_TOKEN_CACHE_SECONDS,
     staleSeconds: config.ENERGY_TOKEN_STALE_SECONDS,
+    ...(config.ENERGY_DPOP_NONCE_SECRET
+      ? { dpopNonceKey: createHash('sha256').update(config.ENERGY_DPOP_NONCE_SECRET).digest() }
+      : {}),
   }
 }
 

@@ -4,7 +4,14 @@
  * of live messages, the API keys that may write, the estate's model for simulated dataloggers.
  */
 
-export { authenticate, authenticateBearer, failedAuthentications, unauthorized } from './auth/credentials.ts'
+export {
+  accessTokenOf,
+  authenticate,
+  authenticateBearer,
+  failedAuthentications,
+  resourceProofs,
+  unauthorized,
+} from './auth/credentials.ts'
 export { TokenIntrospector } from './auth/introspection.ts'
 export { METERS } from './catalogue/meters.ts'
 export { KINDS, SENML_UNIT_OF } from './catalogue/quantities.ts'

@@ -1,5 +1,6 @@
 import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib'
 import {
+  accessTokenOf,
   authenticate,
   authenticateBearer,
   DetailError,
@@ -7,6 +8,7 @@ import {
   energyErrors,
   failedAuthentications,
   RateLimitedResponse,
+  resourceProofs,
   type TokenIntrospector,
   touchApiKey,
   unauthorized,
@@ -16,6 +18,7 @@ import {
 import {
   createAttemptCounter,
   type Database,
+  type DpopProofs,
   type ReadinessCheck,
   readMigrations,
   registerPlatform,
@@ -42,8 +45,10 @@ export interface IngestAppOptions {
   tokens?: TokenIntrospector | undefined
   /** Failed authentications a minute per address before 429 (INGEST_RATE_LIMIT_FAILED_AUTH). */
   failedAuthLimit?: number
-  /** Redis for the failure counters (across instances); absent: this process's memory. */
+  /** Redis for the failure counters and the DPoP proofs' used jti (across instances); absent: this process's memory. */
   redisUrl?: string | undefined
+  /** Key of the DPoP nonces asked of proofs (ENERGY_DPOP_NONCE_SECRET); absent: none. */
+  dpopNonceKey?: Buffer | undefined
 }
 
 const SENML_TYPES = ['application/senml+json', 'application/json']
@@ -114,11 +119,12 @@ async function authorize(
   request: FastifyRequest,
   database: Database<EnergyDatabase>,
   tokens: TokenIntrospector | undefined,
+  proofs: DpopProofs,
   throttle: ReturnType<typeof failedAuthentications>,
 ): Promise<{ name: string; keyId?: number }> {
   throttle.check(request.ip)
   try {
-    return await identify(request, database, tokens)
+    return await identify(request, database, tokens, proofs)
   } catch (error) {
     await throttle.failed(request.ip, error)
     throw error
@@ -129,13 +135,16 @@ async function identify(
   request: FastifyRequest,
   database: Database<EnergyDatabase>,
   tokens: TokenIntrospector | undefined,
+  proofs: DpopProofs,
 ): Promise<{ name: string; keyId?: number }> {
   const header = request.headers['x-api-key']
   const key = typeof header === 'string' ? header.trim() : ''
-  const authorization = request.headers.authorization ?? ''
-  const bearer = /^bearer /i.test(authorization) ? authorization.slice(7).trim() : ''
+  const bearer = accessTokenOf(request.headers.authorization)
   if (!key && bearer) {
-    const token = await authenticateBearer(tokens, bearer)
+    // a DPoP-bound token comes with a proof for this URL as the gateway addressed it (RFC 9449 7.1)
+    const url = `${request.protocol}://${request.host}${request.url.split('?')[0] ?? ''}`
+    const dpop = bearer.dpop ? { proof: request.headers.dpop, method: request.method, url } : undefined
+    const token = await authenticateBearer(tokens, { value: bearer.value, dpop }, proofs)
     if (!token.scopes.includes(WRITE_ENERGY)) throw new DetailError(403, `The token lacks the ${WRITE_ENERGY} scope`)
     return { name: `oauth:${token.clientId ?? '-'}` }
   }
@@ -180,6 +189,8 @@ export async function buildIngestApp(options: IngestAppOptions): Promise<Fastify
   const failures = createAttemptCounter(60, options.redisUrl, 'ingest-rl:auth-failures:')
   const throttle = failedAuthentications(failures, options.failedAuthLimit ?? 30)
   app.addHook('onClose', async () => failures.close())
+  const dpop = resourceProofs(options.redisUrl, 'ingest-rl:dpop-jti:', options.dpopNonceKey)
+  app.addHook('onClose', async () => dpop.once.close())
   // the raw bytes are kept: a refused pack goes to the quarantine as it came
   app.addContentTypeParser(SENML_TYPES, { parseAs: 'buffer' }, (request, body, done) => {
     try {
@@ -221,7 +232,7 @@ export async function buildIngestApp(options: IngestAppOptions): Promise<Fastify
       },
     },
     async (request, reply) => {
-      const credential = await authorize(request, options.database, options.tokens, throttle)
+      const credential = await authorize(request, options.database, options.tokens, dpop.proofs, throttle)
       const type = (request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase()
       if (!SENML_TYPES.includes(type)) {
         throw new DetailError(415, `Unsupported Media Type: send ${SENML_TYPES.join(' or ')}`)

@@ -47,6 +47,7 @@ runMain(async () => {
         tokens: introspection ? new TokenIntrospector(introspection) : undefined,
         failedAuthLimit: config.INGEST_RATE_LIMIT_FAILED_AUTH,
         redisUrl: config.REDIS_URL,
+        dpopNonceKey: introspection?.dpopNonceKey,
         readiness: {
           writer: writerReadiness(held),
           ...(config.MQTT_URL

@@ -140,6 +140,8 @@ export interface ApplicationInput {
   ownerId?: number | null
   /** default: confidential */
   confidential?: boolean
+  /** RFC 7592: a client registering itself gets a registration access token (its digest) */
+  registrationTokenDigest?: Buffer
 }
 
 /** What keeps an application (new or changed) from being saved. */
@@ -190,6 +192,7 @@ export async function createApplication(db: Kysely<OAuthDB>, input: ApplicationI
     trusted: input.trusted ?? false,
     grant_types: input.grantTypes ?? [...DEFAULT_GRANT_TYPES],
     owner_id: input.ownerId ?? null,
+    registration_token_digest: input.registrationTokenDigest ?? null,
   })
   return { application, secret }
 }

@@ -3,12 +3,21 @@
  * `?bearer_token=`) or a personal access token (`?private_token=`, `PRIVATE-TOKEN`, or any of
  * the former). GitLab's answers: nothing sent -> 401 {"message":"401 Unauthorized"}; bad token ->
  * 401 invalid_token (RFC 6750); a scope missing -> 403 insufficient_scope naming the scopes that
- * would do.
+ * would do. A token bound to a DPoP key (RFC 9449) comes as `Authorization: DPoP` with a proof
+ * signed by that key, and only so.
  */
+import { bindingRefusal, DpopProofError, pathOf } from '@campus/shared'
 import type { FastifyRequest } from 'fastify'
 import type { User } from './db/schema.ts'
 import { digest, PREFIX } from './domain/secrets.ts'
-import { ApiError, InsufficientScope, InvalidToken, Unauthenticated } from './errors.ts'
+import {
+  ApiError,
+  DpopTokenRefused,
+  InsufficientScope,
+  InvalidToken,
+  type OAuthError,
+  Unauthenticated,
+} from './errors.ts'
 import type { OAuthServices } from './oauth-app.ts'
 import { findPersonalAccessToken, touchPersonalAccessToken } from './repositories/personal-access-tokens.ts'
 import { type BearerTokenRow, findAccessTokenWithUser } from './repositories/tokens.ts'
@@ -73,9 +82,20 @@ function stateOf(cached: CachedToken): TokenLookup {
   return expiresIn > 0 ? { status: 'active', row: cached.row, expiresIn } : { status: 'expired' }
 }
 
+/** What an authenticated request needs of the server. */
+export type ResourceServices = Pick<OAuthServices, 'db' | 'changes' | 'dpop' | 'settings'>
+
 interface Presented {
   token: string
   personal: boolean
+  /** sent as `Authorization: DPoP` (RFC 9449 7.1) */
+  dpop: boolean
+}
+
+/** An OAuth access token as a request carries it. */
+export interface OAuthCredential {
+  token: string
+  dpop: boolean
 }
 
 function single(value: unknown): string | undefined {
@@ -87,11 +107,43 @@ function single(value: unknown): string | undefined {
  * config/initializers/doorkeeper.rb): the `access_token` parameter, the `Authorization: Bearer`
  * header, then the `bearer_token` parameter.
  */
-export function oauthTokenOf(request: FastifyRequest): string | undefined {
+export function oauthTokenOf(request: FastifyRequest): OAuthCredential | undefined {
   const query = request.query as Record<string, unknown> | undefined
   const authorization = request.headers.authorization
+  const dpop = authorization && /^dpop /i.test(authorization) ? single(authorization.slice(5).trim()) : undefined
+  // RFC 9449 7.1: a DPoP-bound token travels in the header only
+  if (dpop) return { token: dpop, dpop: true }
   const header = authorization && /^bearer /i.test(authorization) ? single(authorization.slice(7).trim()) : undefined
-  return single(query?.access_token) ?? header ?? single(query?.bearer_token)
+  const token = single(query?.access_token) ?? header ?? single(query?.bearer_token)
+  return token === undefined ? undefined : { token, dpop: false }
+}
+
+/**
+ * The proof of a request sent as `Authorization: DPoP`: the thumbprint of the key that signed it
+ * for this method, URL (on the issuer) and token; else a 401 with a DPoP challenge.
+ */
+export async function proofKeyOf(request: FastifyRequest, services: ResourceServices, token: string): Promise<string> {
+  try {
+    const { jkt } = await services.dpop.verify({
+      proof: request.headers.dpop,
+      method: request.method,
+      url: `${services.settings.issuer}${pathOf(request.url)}`,
+      accessToken: token,
+    })
+    return jkt
+  } catch (error) {
+    if (error instanceof DpopProofError) throw DpopTokenRefused.of(error)
+    throw error
+  }
+}
+
+/** The binding rule (`bindingRefusal` of the shared DPoP module) as this server's error. */
+export function bindingError(
+  row: Pick<BearerTokenRow, 'dpop_jkt'>,
+  proofKey: string | undefined,
+): OAuthError | undefined {
+  const refusal = bindingRefusal(row.dpop_jkt, proofKey)
+  return refusal && new DpopTokenRefused(refusal.code, refusal.description)
 }
 
 /**
@@ -102,21 +154,26 @@ export function oauthTokenOf(request: FastifyRequest): string | undefined {
 export function presentedToken(request: FastifyRequest): Presented | undefined {
   const query = request.query as Record<string, unknown> | undefined
   const oauth = oauthTokenOf(request)
-  if (oauth && !oauth.startsWith(PREFIX.personalAccessToken)) return { token: oauth, personal: false }
-  const personal = single(query?.private_token) ?? single(request.headers['private-token']) ?? oauth
-  return personal ? { token: personal, personal: true } : undefined
+  if (oauth && (oauth.dpop || !oauth.token.startsWith(PREFIX.personalAccessToken))) {
+    return { token: oauth.token, personal: false, dpop: oauth.dpop }
+  }
+  const personal = single(query?.private_token) ?? single(request.headers['private-token']) ?? oauth?.token
+  return personal ? { token: personal, personal: true, dpop: false } : undefined
 }
 
 /** The request's principal; at once, without a promise, for a cached OAuth token (see `lookupAccessToken`). */
-export function authenticate(
-  request: FastifyRequest,
-  services: Pick<OAuthServices, 'db' | 'changes'>,
-): Principal | Promise<Principal> {
+export function authenticate(request: FastifyRequest, services: ResourceServices): Principal | Promise<Principal> {
   const presented = presentedToken(request)
   if (!presented) throw new Unauthenticated()
   if (presented.personal) return personalPrincipal(services, presented.token)
+  if (presented.dpop) return dpopPrincipal(request, services, presented.token)
   const lookup = lookupAccessToken(services, presented.token)
-  return lookup instanceof Promise ? lookup.then(oauthPrincipal) : oauthPrincipal(lookup)
+  return lookup instanceof Promise ? lookup.then((found) => oauthPrincipal(found)) : oauthPrincipal(lookup)
+}
+
+async function dpopPrincipal(request: FastifyRequest, services: ResourceServices, token: string): Promise<Principal> {
+  const proofKey = await proofKeyOf(request, services, token)
+  return oauthPrincipal(await lookupAccessToken(services, token), proofKey)
 }
 
 /**
@@ -126,7 +183,7 @@ export function authenticate(
  */
 export function withPrincipal<T>(
   request: FastifyRequest,
-  services: Pick<OAuthServices, 'db' | 'changes'>,
+  services: ResourceServices,
   answer: (principal: Principal) => T,
 ): T | Promise<T> {
   const principal = authenticate(request, services)
@@ -144,8 +201,10 @@ async function personalPrincipal(services: Pick<OAuthServices, 'db'>, token: str
   return unlessBlocked({ user, scopes: pat.scopes, kind: 'personal_access_token' })
 }
 
-function oauthPrincipal(lookup: TokenLookup): Principal {
+function oauthPrincipal(lookup: TokenLookup, proofKey?: string): Principal {
   if (lookup.status !== 'active') throw new InvalidToken(TOKEN_DESCRIPTIONS[lookup.status])
+  const refusal = bindingError(lookup.row, proofKey)
+  if (refusal) throw refusal
   // a token of an application itself (client credentials) is nobody on the users' API (GitLab's api_guard)
   if (!lookup.row.user) throw new InvalidToken(TOKEN_INVALID)
   return unlessBlocked({ user: lookup.row.user, scopes: lookup.row.scopes, kind: 'oauth' })

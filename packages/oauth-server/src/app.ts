@@ -1,5 +1,12 @@
 import { readFileSync } from 'node:fs'
-import { type Database, isEmbedded, readMigrations, registerPlatform, serverOptions } from '@campus/shared'
+import {
+  announceResourceMetadata,
+  type Database,
+  isEmbedded,
+  readMigrations,
+  registerPlatform,
+  serverOptions,
+} from '@campus/shared'
 import cookie from '@fastify/cookie'
 import formbody from '@fastify/formbody'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
@@ -8,8 +15,10 @@ import { defaultSettings, type OAuthSettings } from './config.ts'
 import { oauthCorsPolicies } from './cors.ts'
 import type { OAuthDB } from './db/schema.ts'
 import { oauthErrors } from './errors.ts'
+import { auditPlugin } from './plugins/audit.ts'
 import { changesPlugin } from './plugins/changes.ts'
 import { databasePlugin, tokensPurged } from './plugins/database.ts'
+import { dpopPlugin } from './plugins/dpop.ts'
 import { frameworkResponsesPlugin } from './plugins/framework-responses.ts'
 import { openidPlugin } from './plugins/openid.ts'
 import { settingsPlugin } from './plugins/settings.ts'
@@ -18,14 +27,17 @@ import { oauthPathHeaders } from './response-headers.ts'
 import { adminPageRoutes } from './routes/admin-pages.ts'
 import { apiRoutes } from './routes/api.ts'
 import { apiApplicationRoutes } from './routes/api-applications.ts'
+import { apiAuditEventRoutes } from './routes/api-audit-events.ts'
 import { assetRoutes } from './routes/assets.ts'
 import { authorizeRoutes } from './routes/authorize.ts'
 import { deviceRoutes } from './routes/device.ts'
 import { metadataRoutes } from './routes/metadata.ts'
 import { openidRoutes } from './routes/openid.ts'
+import { parRoutes } from './routes/par.ts'
 import { profileApplicationRoutes } from './routes/profile-applications.ts'
 import { profileTokenRoutes } from './routes/profile-tokens.ts'
 import { profileTwoFactorRoutes } from './routes/profile-two-factor.ts'
+import { registrationRoutes } from './routes/registration.ts'
 import { revokeIntrospectRoutes } from './routes/revoke-introspect.ts'
 import { signInRoutes } from './routes/sign-in.ts'
 import { signUpRoutes } from './routes/sign-up.ts'
@@ -71,6 +83,8 @@ export async function buildApp(options: OAuthAppOptions): Promise<FastifyInstanc
     crossInstance: options.crossInstanceInvalidation ?? !isEmbedded(options.database),
   })
   await app.register(openidPlugin)
+  await app.register(dpopPlugin)
+  await app.register(auditPlugin)
   // before the routes: it acts on every route added after it
   await app.register(frameworkResponsesPlugin)
   await registerPlatform(app, {
@@ -99,12 +113,22 @@ export async function buildApp(options: OAuthAppOptions): Promise<FastifyInstanc
       ],
       securitySchemes: {
         bearer: { type: 'http', scheme: 'bearer', description: 'OAuth access token or personal access token' },
+        dpop: {
+          type: 'http',
+          scheme: 'dpop',
+          description: 'A DPoP-bound OAuth access token, with a DPoP proof in the `DPoP` header (RFC 9449 7)',
+        },
         accessTokenQuery: { type: 'apiKey', in: 'query', name: 'access_token' },
         bearerTokenQuery: { type: 'apiKey', in: 'query', name: 'bearer_token' },
         privateToken: { type: 'apiKey', in: 'header', name: 'PRIVATE-TOKEN' },
       },
     },
   })
+  // RFC 9728 5.1: each 401 of /api/v4 and userinfo names where a client learns who issues tokens
+  app.addHook(
+    'onSend',
+    announceResourceMetadata(() => settings.issuer),
+  )
   // repeated parameters arrive as arrays and are refused where RFC 6749 3.1 / 3.2 asks
   await app.register(formbody)
   // GitLab's clients send `Content-Type: application/json` with no body on a DELETE (python-gitlab),
@@ -137,10 +161,13 @@ export async function buildApp(options: OAuthAppOptions): Promise<FastifyInstanc
     metadataRoutes,
     openidRoutes,
     tokenRoutes,
+    parRoutes,
+    registrationRoutes,
     tokenInfoRoutes,
     revokeIntrospectRoutes,
     apiRoutes,
     apiApplicationRoutes,
+    apiAuditEventRoutes,
   ]) {
     await app.register(routes)
   }

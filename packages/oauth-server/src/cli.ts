@@ -3,6 +3,7 @@
  * shape (JSON on stdout; usage mistakes exit 2, failures 1). Changes to applications go through
  * the change mechanism, so running instances forget what they cached.
  */
+
 import { randomBytes } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import {
@@ -24,6 +25,7 @@ import {
   createPersonalAccessToken,
   createUser,
 } from './accounts.ts'
+import { type AuditEvent, applicationTarget, auditRow } from './audit.ts'
 import { type Changes, changeMechanism } from './changes/commit.ts'
 import { loadOAuthConfig, type OAuthSettings, settingsFromConfig } from './config.ts'
 import type { Application, OAuthDB } from './db/schema.ts'
@@ -37,7 +39,7 @@ import {
 } from './domain/grant-types.ts'
 import { s256 } from './domain/pkce.ts'
 import { parseScope } from './domain/scopes.ts'
-import { digest } from './domain/secrets.ts'
+import { digest, generateSecret } from './domain/secrets.ts'
 import { otpauthUri } from './domain/totp.ts'
 import {
   countApplications,
@@ -47,8 +49,14 @@ import {
   upsertFirstPartyApplication,
   upsertResourceServer,
 } from './repositories/applications.ts'
+import { insertAuditEvents } from './repositories/audit-events.ts'
+import { insertInitialAccessToken } from './repositories/registrations.ts'
+import type { Db } from './repositories/tokens.ts'
 import { countUsers } from './repositories/users.ts'
 import { oauthService } from './service.ts'
+
+/** An administrator's change made on the command line, recorded as it happens. */
+const record = (db: Db, event: AuditEvent) => insertAuditEvents(db, [auditRow(event)])
 
 interface Context {
   db: Kysely<OAuthDB>
@@ -92,6 +100,12 @@ const commands: Record<string, Command<Context>> = {
           secretKey: settings.secretKey,
         }),
       )
+      await record(db, {
+        event: 'user_created',
+        author: 'command_line',
+        entity: user,
+        message: `Created the ${user.admin ? 'administrator' : 'user'} ${user.username}`,
+      })
       return {
         id: user.id,
         username: user.username,
@@ -139,6 +153,12 @@ const commands: Record<string, Command<Context>> = {
           grantTypes: grants,
         }),
       )
+      await record(db, {
+        event: 'oauth_application_created',
+        author: 'command_line',
+        target: applicationTarget(application),
+        message: `Created the application ${application.name}`,
+      })
       return {
         ...applicationSummary(application),
         client_secret: secret,
@@ -169,8 +189,16 @@ const commands: Record<string, Command<Context>> = {
       const application = await changes.commit(async (trx) => {
         const found = await findApplicationByUid(trx, uid)
         if (!found) throw commandFailed(`no application with client id ${uid}`)
-        if (typeof v.trusted === 'boolean' && (await setApplicationTrusted(trx, found.id, v.trusted)) === 'owned') {
-          throw commandFailed('only instance-wide applications can be trusted: a user owns this one')
+        if (typeof v.trusted === 'boolean') {
+          if ((await setApplicationTrusted(trx, found.id, v.trusted)) === 'owned') {
+            throw commandFailed('only instance-wide applications can be trusted: a user owns this one')
+          }
+          await record(trx, {
+            event: v.trusted ? 'oauth_application_trusted' : 'oauth_application_untrusted',
+            author: 'command_line',
+            target: applicationTarget(found),
+            message: v.trusted ? 'Trusted an application: no consent page' : 'Stopped trusting an application',
+          })
         }
         let grants = found.grant_types
         if (typeof v.ropc === 'boolean') grants = withRopc(grants, v.ropc)
@@ -262,6 +290,46 @@ const commands: Record<string, Command<Context>> = {
         token: created.token,
         expires_at: created.expiresAt,
         note: 'Shown only now. Send it as `PRIVATE-TOKEN: <token>` or `Authorization: Bearer <token>`.',
+      }
+    },
+  },
+
+  'registration-token:create': {
+    usage:
+      'registration-token:create --name NAME [--uses N] [--days D]  (an initial access token for /oauth/register, RFC 7591 3; default: 1 use, 7 days)',
+    async run({ db, settings }, args) {
+      const { values: v } = parseFlags(args, {
+        name: { type: 'string' },
+        uses: { type: 'string' },
+        days: { type: 'string' },
+      })
+      const name = requiredFlag(v.name, 'name')
+      const uses = Number(v.uses ?? 1)
+      const days = Number(v.days ?? 7)
+      if (!Number.isInteger(uses) || uses < 1 || uses > 10_000)
+        throw usageError('--uses must be a whole number from 1 to 10000')
+      if (!Number.isInteger(days) || days < 1 || days > 365)
+        throw usageError('--days must be a whole number from 1 to 365')
+      const token = generateSecret('initialAccessToken')
+      const row = await insertInitialAccessToken(db, {
+        digest: digest(token),
+        name,
+        uses,
+        expiresAt: new Date(Date.now() + days * 86_400_000),
+      })
+      await record(db, {
+        event: 'registration_token_created',
+        author: 'command_line',
+        target: { type: 'InitialAccessToken', id: row.id, details: name },
+        message: `Issued the initial access token ${name} (${uses} uses, ${days} days)`,
+      })
+      return {
+        id: row.id,
+        token,
+        uses,
+        expires_at: row.expires_at.toISOString(),
+        registration: settings.registration ?? 'off',
+        note: 'Shown only now. A client registers with it as `Authorization: Bearer <token>` at POST /oauth/register (OAUTH_REGISTRATION=token or open).',
       }
     },
   },

@@ -3,6 +3,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import { join } from 'node:path'
 import { CommonConfig, DatabaseUrl, loadConfig, Port, parseAddressList, TrustedProxies } from '@campus/shared'
 import Type, { type Static } from 'typebox'
+import type { RegistrationMode } from './domain/client-metadata.ts'
 import { oauthService } from './service.ts'
 
 export const OAuthConfigSchema = Type.Object({
@@ -61,6 +62,31 @@ export const OAuthConfigSchema = Type.Object({
     description:
       'Days an ended token is kept before it is purged: access tokens expired or revoked (with their refresh tokens once those are revoked or rotated), personal access tokens revoked or past their expiry date',
   }),
+  OAUTH_REGISTRATION: Type.Union([Type.Literal('off'), Type.Literal('token'), Type.Literal('open')], {
+    default: 'off',
+    description:
+      'Dynamic client registration at /oauth/register (RFC 7591): off; token (an initial access token an administrator issues with pnpm oauth registration-token:create); open (anyone may register a public client, rate limited, never a powerful scope; initial access tokens still allow more)',
+  }),
+  OAUTH_THROTTLE_REGISTRATION_LIMIT: Type.Integer({
+    minimum: 1,
+    default: 20,
+    description: 'Open registrations per client IP and throttling window',
+  }),
+  OAUTH_REQUIRE_PAR: Type.Boolean({
+    default: false,
+    description:
+      'Every application must push its authorization requests to /oauth/par (RFC 9126 5); without it, per application',
+  }),
+  OAUTH_DPOP_NONCE: Type.Boolean({
+    default: false,
+    description:
+      'Ask DPoP proofs for a server nonce (RFC 9449 8 and 9): a client first gets use_dpop_nonce and the nonce in DPoP-Nonce; instances derive it from OAUTH_SECRET_KEY',
+  }),
+  OAUTH_AUDIT_RETENTION_DAYS: Type.Integer({
+    minimum: 1,
+    default: 365,
+    description: 'Days an audit event is kept before the sweep purges it',
+  }),
   OAUTH_TOKEN_CACHE_SECONDS: Type.Integer({
     minimum: 0,
     maximum: 60,
@@ -83,7 +109,15 @@ export interface OAuthSettings {
   pkcePlain: boolean
   /** visitors may create accounts at /users/sign_up */
   signupEnabled: boolean
-  throttle: { accountLimit: number; ipLimit: number; windowSeconds: number; anonymousLimit?: number }
+  throttle: {
+    accountLimit: number
+    ipLimit: number
+    windowSeconds: number
+    anonymousLimit?: number
+    registrationLimit?: number
+  }
+  /** Dynamic client registration (RFC 7591): off, by initial access token, or open. */
+  registration?: RegistrationMode
   /** Reverse proxies whose X-Forwarded-For names the client (addresses or CIDR ranges). */
   trustedProxies: string[]
   redisUrl?: string | undefined
@@ -91,12 +125,18 @@ export interface OAuthSettings {
   tokenCacheSeconds: number
   /** Days an ended token is kept before the sweep purges it. */
   tokenRetentionDays: number
+  /** Days an audit event is kept before the sweep purges it. */
+  auditRetentionDays?: number
   /** Check the invalidation channel before trusting a cache hit (see cache-invalidation.ts). */
   cacheSync?: boolean
   /** 32-byte key sealing secrets the server must read back (TOTP seeds). */
   secretKey: Buffer
   /** Bearer token /metrics requires; unset, only this machine may read them. */
   metricsToken?: string | undefined
+  /** Every authorization request must be pushed first (RFC 9126 5). */
+  requirePushedRequests?: boolean
+  /** DPoP proofs must carry a server nonce. */
+  dpopNonce?: boolean
 }
 
 /** Served over https (behind a TLS-terminating proxy, as a real deployment is): Secure cookies, HSTS. */
@@ -115,15 +155,20 @@ export function settingsFromConfig(config: OAuthConfig, secretKey: Buffer = load
       ipLimit: config.OAUTH_THROTTLE_IP_LIMIT,
       windowSeconds: config.OAUTH_THROTTLE_WINDOW_SECONDS,
       anonymousLimit: config.OAUTH_THROTTLE_ANONYMOUS_LIMIT,
+      registrationLimit: config.OAUTH_THROTTLE_REGISTRATION_LIMIT,
     },
+    registration: config.OAUTH_REGISTRATION,
     trustedProxies: parseAddressList(config.OAUTH_TRUSTED_PROXIES),
     redisUrl: config.REDIS_URL,
     redisPrefix: config.OAUTH_REDIS_PREFIX,
     tokenCacheSeconds: config.OAUTH_TOKEN_CACHE_SECONDS,
     tokenRetentionDays: config.OAUTH_TOKEN_RETENTION_DAYS,
+    auditRetentionDays: config.OAUTH_AUDIT_RETENTION_DAYS,
     cacheSync: config.OAUTH_CACHE_SYNC,
     secretKey,
     metricsToken: config.METRICS_TOKEN,
+    dpopNonce: config.OAUTH_DPOP_NONCE,
+    requirePushedRequests: config.OAUTH_REQUIRE_PAR,
   }
 }
 

@@ -7,6 +7,8 @@
  * second factor, if the account has one), so the right password alone never buys more guesses
  * at the code.
  */
+
+import type { AuditEventName } from './audit.ts'
 import type { User } from './db/schema.ts'
 import { looksLikeRecoveryCode, recoveryCodeDigest } from './domain/recovery-codes.ts'
 import { OTP_PURPOSE, openSecret } from './domain/secret-box.ts'
@@ -17,7 +19,16 @@ import { useRecoveryCode } from './repositories/recovery-codes.ts'
 import { claimOtpStep, findUserByLogin, recordSignIn } from './repositories/users.ts'
 import { throttleAccount } from './throttle.ts'
 
-type Services = Pick<OAuthServices, 'db' | 'throttle'>
+type Services = Pick<OAuthServices, 'db' | 'throttle' | 'audit'>
+
+/** How a sign-in was made, for its audit event. */
+export type SignInMethod =
+  | 'password'
+  | 'password and two-factor code'
+  | 'password and passkey'
+  | 'password grant'
+  | 'sign-up'
+  | 'passkey'
 
 export type CredentialCheck =
   /** over the limit for the account or the address: retry in `wait` seconds */
@@ -49,11 +60,37 @@ export async function checkPassword(
     await verifyPassword(undefined, input.password)
     return { outcome: 'refused' }
   }
-  if (!(await verifyPassword(user?.password_hash, input.password)) || !user) return { outcome: 'refused' }
+  if (!(await verifyPassword(user?.password_hash, input.password)) || !user) {
+    await signInFailed(services, user, input.ip, 'login_failed_with_standard_authentication', 'wrong password')
+    return { outcome: 'refused' }
+  }
   await services.throttle.refund(account, input.ip)
-  if (user.locked) return { outcome: 'locked' }
+  if (user.locked) {
+    await signInFailed(services, user, input.ip, 'login_failed_with_standard_authentication', 'blocked account')
+    return { outcome: 'locked' }
+  }
   if (user.otp_secret) return { outcome: 'second_factor', user }
   return { outcome: 'accepted', user }
+}
+
+/**
+ * A failed sign-in's audit event: about the account when the login named one (its username, never
+ * the login as typed: a mistyped password may stand there), else about nobody.
+ */
+async function signInFailed(
+  services: Services,
+  user: User | undefined,
+  ip: string,
+  event: AuditEventName,
+  why: string,
+): Promise<void> {
+  await services.audit.record({
+    event,
+    author: user ? { user } : 'anonymous',
+    entity: user,
+    message: user ? `Failed to sign in: ${why}` : 'Failed to sign in: no such account',
+    ip,
+  })
 }
 
 /** A signed-in or half signed-in user proves something again: counted like a sign-in. */
@@ -79,12 +116,22 @@ export function checkSecondFactor(
   ip: string,
 ): Promise<CredentialCheck> {
   return checkOwnAccount(services, user, ip, async () => {
-    if (!user.otp_secret) return false
-    if (looksLikeRecoveryCode(attempt)) return useRecoveryCode(services.db, user.id, recoveryCodeDigest(attempt))
-    const seed = openSecret(services.settings.secretKey, user.otp_secret, OTP_PURPOSE)
-    const step = verifyTotp(seed, attempt, user.otp_last_step)
-    return step !== undefined && (await claimOtpStep(services.db, user.id, step))
+    const right = await secondFactorRight(services, user, attempt)
+    if (!right) await signInFailed(services, user, ip, 'login_failed_with_otp_authentication', 'wrong two-factor code')
+    return right
   })
+}
+
+async function secondFactorRight(
+  services: Services & Pick<OAuthServices, 'settings'>,
+  user: User,
+  attempt: string,
+): Promise<boolean> {
+  if (!user.otp_secret) return false
+  if (looksLikeRecoveryCode(attempt)) return useRecoveryCode(services.db, user.id, recoveryCodeDigest(attempt))
+  const seed = openSecret(services.settings.secretKey, user.otp_secret, OTP_PURPOSE)
+  const step = verifyTotp(seed, attempt, user.otp_last_step)
+  return step !== undefined && (await claimOtpStep(services.db, user.id, step))
 }
 
 /** A signed-in user's password asked again before a sensitive change (counted like a sign-in). */
@@ -95,6 +142,23 @@ export function confirmPassword(
   ip: string,
 ): Promise<CredentialCheck> {
   return checkOwnAccount(services, user, ip, () => verifyPassword(user.password_hash, password))
+}
+
+/**
+ * A passkey's assertion (WebAuthn): counted like a sign-in of its account and address, a failure
+ * audited. `proves` verifies it (the signature, the challenge, the counter).
+ */
+export async function checkPasskey(
+  services: Services,
+  user: User,
+  ip: string,
+  proves: () => Promise<boolean>,
+): Promise<CredentialCheck> {
+  const check = await checkOwnAccount(services, user, ip, proves)
+  if (check.outcome === 'refused') {
+    await signInFailed(services, user, ip, 'login_failed_with_webauthn_authentication', 'passkey refused')
+  }
+  return check
 }
 
 /**
@@ -111,7 +175,14 @@ export function checkUserCode(
 }
 
 /** The sign-in is complete: the account's failure counter starts over and the sign-in is recorded. */
-export async function completeSignIn(services: Services, user: User): Promise<void> {
+export async function completeSignIn(services: Services, user: User, ip: string, method: SignInMethod): Promise<void> {
   await services.throttle.succeeded(throttleAccount(user, user.username))
   await recordSignIn(services.db, user.id)
+  await services.audit.record({
+    event: 'user_signed_in',
+    author: { user },
+    entity: user,
+    message: `Signed in with ${method}`,
+    ip,
+  })
 }

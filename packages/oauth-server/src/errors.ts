@@ -1,4 +1,4 @@
-import { type ErrorFormat, HttpError } from '@campus/shared'
+import { type DpopProofError, dpopChallenge, type ErrorFormat, HttpError } from '@campus/shared'
 
 /**
  * RFC 6749 section 5.2 error body: `{"error": "...", "error_description": "..."}`, never cached.
@@ -112,6 +112,30 @@ export class ServerError extends OAuthError {
 export class TemporarilyUnavailable extends OAuthError {
   constructor(description: string, retryAfterSeconds: number) {
     super(429, 'temporarily_unavailable', description, { 'retry-after': String(retryAfterSeconds) })
+  }
+}
+
+/** RFC 9449 5 and 8: a DPoP proof refused where tokens are issued (400), with the nonce to use when that was why. */
+export class DpopProofRefused extends OAuthError {
+  constructor(error: DpopProofError) {
+    super(400, error.code, error.message, error.nonce ? { 'dpop-nonce': error.nonce } : {})
+  }
+}
+
+/**
+ * RFC 9449 7.1 and 9: a request to a resource refused over DPoP (a proof refused, a bound token
+ * sent without its proof, a proof of another key): 401 with a DPoP challenge naming the error.
+ */
+export class DpopTokenRefused extends OAuthError {
+  constructor(error: string, description: string, nonce?: string) {
+    super(401, error, description, {
+      'www-authenticate': dpopChallenge({ code: error, description }),
+      ...(nonce ? { 'dpop-nonce': nonce } : {}),
+    })
+  }
+
+  static of(error: DpopProofError): DpopTokenRefused {
+    return new DpopTokenRefused(error.code, error.message, error.nonce)
   }
 }
 

@@ -2,8 +2,9 @@
  * The instance every plugin of the server works on: Fastify with the TypeBox type provider,
  * plus the services the capability plugins (`plugins/`) decorate it with.
  */
-import { routePlugins, type ServiceApp } from '@campus/shared'
+import { type DpopProofs, routePlugins, type ServiceApp } from '@campus/shared'
 import type { Kysely } from 'kysely'
+import type { AuditLog } from './audit.ts'
 import type { Changes } from './changes/commit.ts'
 import type { OAuthSettings } from './config.ts'
 import type { OAuthDB } from './db/schema.ts'
@@ -25,12 +26,24 @@ export interface OAuthServices {
   changes: Changes
   /** `oauth-openid`: id_token signing keys */
   openid: OpenIdKeys
+  /** `oauth-dpop`: DPoP proofs (RFC 9449), their used jti shared through Redis when configured */
+  dpop: DpopProofs
+  /** `oauth-audit`: audit events */
+  audit: AuditLog
 }
 
 export type OAuthApp = ServiceApp<OAuthServices>
 
 /** The capability plugins, by the name they register under. */
-const CAPABILITIES = ['oauth-settings', 'oauth-database', 'oauth-throttle', 'oauth-changes', 'oauth-openid']
+const CAPABILITIES = [
+  'oauth-settings',
+  'oauth-database',
+  'oauth-throttle',
+  'oauth-changes',
+  'oauth-openid',
+  'oauth-dpop',
+  'oauth-audit',
+]
 
 /** A plugin of routes, registered after the capability plugins and handed the typed instance. */
 export const routePlugin = routePlugins<OAuthApp>(CAPABILITIES)

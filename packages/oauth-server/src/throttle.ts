@@ -13,9 +13,12 @@ export interface ThrottleLimits {
   windowSeconds: number
   /** Requests per address and window that make state for an anonymous caller (default 600). */
   anonymousLimit?: number
+  /** Open client registrations (RFC 7591) per address and window (default 20). */
+  registrationLimit?: number
 }
 
 const ANONYMOUS_LIMIT = 600
+const REGISTRATION_LIMIT = 20
 
 export interface Throttle {
   /**
@@ -34,6 +37,8 @@ export interface Throttle {
    * undefined while the address is within its limit, else the seconds to wait.
    */
   anonymous(ip: string): Promise<number | undefined>
+  /** Counts an open client registration (RFC 7591): undefined while the address is within its limit. */
+  registration(ip: string): Promise<number | undefined>
   close(): Promise<void>
 }
 
@@ -59,6 +64,7 @@ function throttleOn(counter: AttemptCounter, limits: ThrottleLimits): Throttle {
     refund: (account, ip) => counter.refund([accountKey(account), ipKey(ip)]),
     succeeded: (account) => counter.clear(accountKey(account)),
     anonymous: (ip) => counter.attempt([[`anonymous:${ip}`, limits.anonymousLimit ?? ANONYMOUS_LIMIT]]),
+    registration: (ip) => counter.attempt([[`registration:${ip}`, limits.registrationLimit ?? REGISTRATION_LIMIT]]),
     close: () => counter.close(),
   }
 }

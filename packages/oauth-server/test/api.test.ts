@@ -477,6 +477,10 @@ describe('every /api/v4 answer is what the OpenAPI document says', () => {
       },
       { method: 'DELETE', path: '/api/v4/applications/{id}', url: `/api/v4/applications/${made.json().id}` },
       { method: 'DELETE', path: '/api/v4/applications/{id}', url: `/api/v4/applications/${made.json().id}` },
+      { method: 'GET', path: '/api/v4/audit_events', url: '/api/v4/audit_events?per_page=2' },
+      { method: 'GET', path: '/api/v4/audit_events', url: '/api/v4/audit_events?entity_id=1' },
+      { method: 'GET', path: '/api/v4/audit_events/{id}', url: '/api/v4/audit_events/1' },
+      { method: 'GET', path: '/api/v4/audit_events/{id}', url: '/api/v4/audit_events/999999' },
     ]
     const documented = Object.entries(document.paths as Record<string, Record<string, unknown>>)
       .filter(([path]) => path.startsWith('/api/v4'))

@@ -370,11 +370,18 @@ describe('RFC 9700 4.16 / 4.4: pages resist framing, CSRF and open redirects', (
     const csp = res.headers.get('content-security-policy') as string
     expect(csp).toContain("frame-ancestors 'none'")
     expect(csp).not.toContain('unsafe-inline')
-    expect(csp).not.toContain('script-src')
+    // the passkey ceremony's scripts, from this server only, and fetches to it only
+    expect(csp).toContain("script-src 'self'; connect-src 'self'")
     expect(res.headers.get('referrer-policy')).toBe('no-referrer')
     const html = await res.text()
-    expect(html).not.toMatch(/<script/i)
+    expect([...html.matchAll(/<script[^>]*>/gi)].map((m) => m[0])).toEqual([
+      '<script src="/assets/webauthn.js" defer>',
+      '<script src="/assets/passkeys.js" defer>',
+    ])
     expect(html).not.toMatch(/(src|href)="https?:/i)
+    // a page without a passkey ceremony runs no script at all
+    const consent = await browser.request('/oauth/authorize?client_id=nope')
+    expect(consent.headers.get('content-security-policy')).not.toContain('script-src')
   })
 
   it('the session cookie is HttpOnly and SameSite=Lax (and Secure with __Host- on an https issuer)', async () => {

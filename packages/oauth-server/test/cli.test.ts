@@ -329,3 +329,27 @@ describe('pnpm oauth user:create: the password stays out of echoes and shell his
     expect(await verifyPassword(await storedHash('flagged'), 'flag password 1')).toBe(true)
   })
 })
+
+describe('registration-token:create (RFC 7591 3)', () => {
+  it('prints an initial access token that registers one client, then no more', async () => {
+    server.settings.registration = 'token'
+    try {
+      const created = await oauth('registration-token:create', '--name', 'partner', '--uses', '1', '--days', '2')
+      expect(created.status).toBe(0)
+      expect(created.json).toMatchObject({ uses: 1, registration: 'off' })
+      const token = String(created.json.token)
+      expect(token).toMatch(/^cmpi_/)
+      const register = () =>
+        fetch(`${server.url}/oauth/register`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+          body: JSON.stringify({ redirect_uris: ['https://partner.example/cb'] }),
+        })
+      expect((await register()).status).toBe(201)
+      expect((await register()).status).toBe(401)
+      expect((await oauth('registration-token:create', '--name', 'x', '--uses', '0')).status).toBe(2)
+    } finally {
+      server.settings.registration = 'off'
+    }
+  })
+})

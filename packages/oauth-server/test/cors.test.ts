@@ -33,13 +33,15 @@ function preflight(url: string, method: string, headers?: string) {
 
 describe("preflights of GitLab's CORS endpoints", () => {
   it.each([
-    ['/oauth/token', 'POST', 'POST, OPTIONS', 'Authorization, X-CSRF-Token, X-Requested-With'],
-    ['/oauth/revoke', 'POST', 'POST, OPTIONS', 'Authorization, X-CSRF-Token, X-Requested-With'],
-    ['/oauth/token/info', 'GET', 'GET, HEAD, OPTIONS', 'Authorization'],
-    ['/oauth/userinfo', 'GET', 'GET, HEAD, POST, OPTIONS', 'Authorization'],
+    ['/oauth/token', 'POST', 'POST, OPTIONS', 'Authorization, X-CSRF-Token, X-Requested-With, DPoP'],
+    ['/oauth/revoke', 'POST', 'POST, OPTIONS', 'Authorization, X-CSRF-Token, X-Requested-With, DPoP'],
+    ['/oauth/par', 'POST', 'POST, OPTIONS', 'Authorization, X-CSRF-Token, X-Requested-With, DPoP'],
+    ['/oauth/token/info', 'GET', 'GET, HEAD, OPTIONS', 'Authorization, DPoP'],
+    ['/oauth/userinfo', 'GET', 'GET, HEAD, POST, OPTIONS', 'Authorization, DPoP'],
     ['/oauth/discovery/keys', 'GET', 'GET, HEAD, OPTIONS', ''],
     ['/.well-known/openid-configuration', 'GET', 'GET, HEAD, OPTIONS', ''],
     ['/.well-known/oauth-authorization-server', 'GET', 'GET, HEAD, OPTIONS', ''],
+    ['/.well-known/oauth-protected-resource', 'GET', 'GET, HEAD, OPTIONS', ''],
   ])('%s: any origin, %s allowed, the listed headers, no credentials', async (url, method, methods, headers) => {
     const res = await preflight(url, method, 'authorization')
     expect(res.statusCode).toBe(204)

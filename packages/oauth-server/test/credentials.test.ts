@@ -3,9 +3,11 @@
  * factor, the password grant, the password asked again) counts failures against the same
  * account; only a completed sign-in clears them.
  */
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { checkPassword, checkSecondFactor, completeSignIn, confirmPassword } from '../src/credentials.ts'
 import { totp } from '../src/domain/totp.ts'
+import type { OAuthApp } from '../src/oauth-app.ts'
 import { memoryThrottle, type Throttle } from '../src/throttle.ts'
 import { PASSWORD, seed, startServer, type TestServer } from './helpers.ts'
 
@@ -15,7 +17,7 @@ describe('credentials', () => {
   let server: TestServer
   let data: Awaited<ReturnType<typeof seed>>
   let throttle: Throttle
-  const services = () => ({ db: server.db, throttle, settings: server.settings })
+  const services = () => ({ db: server.db, throttle, settings: server.settings, audit: (server.app as OAuthApp).audit })
 
   beforeAll(async () => {
     server = await startServer({}, { listen: false })
@@ -74,7 +76,7 @@ describe('credentials', () => {
     await page('alice', 'wrong')
     const accepted = await page('alice', PASSWORD)
     if (accepted.outcome !== 'accepted') throw new Error(accepted.outcome)
-    await completeSignIn(services(), accepted.user)
+    await completeSignIn(services(), accepted.user, IP, 'password')
     await page('alice', 'wrong')
     await page('alice', 'wrong')
     expect((await page('alice', PASSWORD)).outcome).toBe('accepted')

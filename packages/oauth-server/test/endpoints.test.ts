@@ -206,6 +206,8 @@ describe('RFC 8414 authorization server metadata', () => {
       revocation_endpoint: `${server.url}/oauth/revoke`,
       introspection_endpoint: `${server.url}/oauth/introspect`,
       device_authorization_endpoint: `${server.url}/oauth/authorize_device`,
+      pushed_authorization_request_endpoint: `${server.url}/oauth/par`,
+      require_pushed_authorization_requests: false,
       jwks_uri: `${server.url}/oauth/discovery/keys`,
       scopes_supported: ['api', 'read_api', 'read_user', 'openid', 'profile', 'email', 'read_energy', 'write_energy'],
       response_types_supported: ['code', 'token'],
@@ -223,6 +225,18 @@ describe('RFC 8414 authorization server metadata', () => {
       introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
       code_challenge_methods_supported: ['S256'],
       authorization_response_iss_parameter_supported: true,
+      dpop_signing_alg_values_supported: [
+        'ES256',
+        'ES384',
+        'ES512',
+        'PS256',
+        'PS384',
+        'PS512',
+        'RS256',
+        'RS384',
+        'RS512',
+        'EdDSA',
+      ],
       service_documentation: `${server.url}/docs`,
     })
   })

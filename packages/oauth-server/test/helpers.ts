@@ -228,6 +228,8 @@ export async function issueCode(
       codeChallenge: input.codeChallenge,
       codeChallengeMethod: input.codeChallenge ? 'S256' : undefined,
       nonce: undefined,
+      dpopJkt: undefined,
+      pushed: undefined,
     },
     input.userId,
     server.settings.issuer,

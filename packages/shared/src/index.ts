@@ -22,6 +22,19 @@ export {
   TrustedProxies,
 } from './config.ts'
 export * from './db/index.ts'
+export {
+  accessTokenHash,
+  bindingRefusal,
+  DPOP_ALGORITHMS,
+  DPOP_IAT_WINDOW_SECONDS,
+  type DpopErrorCode,
+  type DpopOptions,
+  DpopProofError,
+  type DpopProofs,
+  dpopChallenge,
+  dpopProofs,
+  type ProofContext,
+} from './dpop/proof.ts'
 export { type ErrorFormat, HttpError, type ValidationIssue } from './errors.ts'
 export {
   type AttemptCounter,
@@ -30,6 +43,7 @@ export {
   memoryAttempts,
   redisAttempts,
 } from './limits/attempts.ts'
+export { createOnceStore, memoryOnce, type OnceStore, redisOnce } from './limits/once.ts'
 export { routePlugins, type ServiceApp } from './server/composition.ts'
 export { addVary, type CorsPolicies, type CorsPolicy, pathOf } from './server/cors.ts'
 export { FAVICON_PATH, type FrontDoor } from './server/front-door.ts'
@@ -38,6 +52,12 @@ export { redactUrl, serverOptions } from './server/logging.ts'
 export { JSON_UTF8 } from './server/media-types.ts'
 export { serviceCounter, serviceGauge } from './server/metrics.ts'
 export { type PlatformOptions, registerPlatform } from './server/platform.ts'
+export {
+  announceResourceMetadata,
+  PROTECTED_RESOURCE_PATH,
+  ProtectedResourceMetadata,
+  protectedResourceMetadata,
+} from './server/protected-resource.ts'
 export { listenUntilSignalled } from './server/run.ts'
 export {
   openMigratedDatabase,

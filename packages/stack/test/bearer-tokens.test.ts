@@ -158,7 +158,11 @@ onPostgresServer('bearer tokens of the OAuth server at the data API (RFC 6750, R
   it('no credential: 401 challenging both schemes; an unknown token: 401 invalid_token; both at once: 400', async () => {
     const none = await read(PV_DAY)
     expect(none.status).toBe(401)
-    expect(none.headers.get('www-authenticate')).toBe('APIKey, Bearer realm="energy-data"')
+    // RFC 9728 5.1: the Bearer and DPoP challenges name the metadata that names the OAuth server
+    const metadata = `resource_metadata="${energy.url}/.well-known/oauth-protected-resource"`
+    expect(none.headers.get('www-authenticate')).toBe(
+      `APIKey, Bearer realm="energy-data", ${metadata}, DPoP algs="ES256 ES384 ES512 PS256 PS384 PS512 RS256 RS384 RS512 EdDSA", ${metadata}`,
+    )
     const unknown = await read(PV_DAY, bearer('cmpa_not-a-token'))
     expect(unknown.status).toBe(401)
     expect(unknown.headers.get('www-authenticate')).toMatch(/^Bearer realm="energy-data", error="invalid_token"/)

@@ -1,4 +1,13 @@
-import type { AttemptCounter } from '@campus/shared'
+import {
+  type AttemptCounter,
+  bindingRefusal,
+  createOnceStore,
+  DpopProofError,
+  type DpopProofs,
+  dpopChallenge,
+  dpopProofs,
+  type OnceStore,
+} from '@campus/shared'
 import type { Kysely } from 'kysely'
 import type { EnergyDatabase } from '../db/schema.ts'
 import { digestApiKey, looksLikeApiKey } from '../domain/api-keys.ts'
@@ -28,9 +37,56 @@ export async function authenticate(db: Kysely<EnergyDatabase>, value: string): P
   return key
 }
 
-/** An active access token (RFC 6750 3.1 challenges), or why not. */
-export async function authenticateBearer(tokens: TokenIntrospector | undefined, value: string): Promise<BearerToken> {
+/** An access token as a request carries it. */
+export interface PresentedToken {
+  value: string
+  /** sent as `Authorization: DPoP` (RFC 9449 7.1): its `DPoP` header(s), and the method and URL the proof must name */
+  dpop?: { proof: string | string[] | undefined; method: string; url: string } | undefined
+}
+
+/** The access token of an `Authorization` header: `Bearer <token>`, or `DPoP <token>` with a proof. */
+export function accessTokenOf(authorization: string | undefined): { value: string; dpop: boolean } | undefined {
+  const match = authorization === undefined ? null : /^(bearer|dpop) +(\S+)\s*$/i.exec(authorization)
+  return match ? { value: match[2] as string, dpop: (match[1] as string).toLowerCase() === 'dpop' } : undefined
+}
+
+/** 401 of RFC 9449 7.1: a DPoP challenge naming the error, and the nonce to use when that was why. */
+const dpopRefusal = (code: string, description: string, nonce?: string) =>
+  new DetailError(401, description, {
+    headers: { 'www-authenticate': dpopChallenge({ code, description }), ...(nonce ? { 'dpop-nonce': nonce } : {}) },
+  })
+
+/** The proofs a service checks (RFC 9449), their used jti in Redis when configured, so every instance refuses a replay. */
+export function resourceProofs(
+  redisUrl: string | undefined,
+  prefix: string,
+  nonceKey: Buffer | undefined,
+): { proofs: DpopProofs; once: OnceStore } {
+  const once = createOnceStore(redisUrl, prefix)
+  return { proofs: dpopProofs({ once, nonceKey }), once }
+}
+
+/**
+ * An active access token (RFC 6750 3.1 challenges), or why not. A token bound to a DPoP key
+ * (`cnf.jkt` at introspection) is taken only as `Authorization: DPoP` with a proof of that key
+ * for this request (RFC 9449 7.1), and a DPoP token only when it is bound.
+ */
+export async function authenticateBearer(
+  tokens: TokenIntrospector | undefined,
+  presented: PresentedToken,
+  proofs: DpopProofs,
+): Promise<BearerToken> {
   if (!tokens) throw unauthorized('Bearer tokens are not accepted here: use x-api-key')
+  const { value, dpop } = presented
+  let proofKey: string | undefined
+  if (dpop) {
+    try {
+      proofKey = (await proofs.verify({ ...dpop, accessToken: value })).jkt
+    } catch (error) {
+      if (error instanceof DpopProofError) throw dpopRefusal(error.code, error.message, error.nonce)
+      throw error
+    }
+  }
   let token: BearerToken | undefined
   try {
     token = await tokens.check(value)
@@ -47,6 +103,8 @@ export async function authenticateBearer(tokens: TokenIntrospector | undefined, 
       `Bearer ${REALM}, error="invalid_token", error_description="The access token is expired, revoked or unknown"`,
     )
   }
+  const refusal = bindingRefusal(token.jkt, proofKey)
+  if (refusal) throw dpopRefusal(refusal.code, refusal.description)
   return token
 }
 

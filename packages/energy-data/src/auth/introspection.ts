@@ -27,6 +27,8 @@ export interface IntrospectionSettings {
   cacheSeconds: number
   /** How long an active answer may serve while the OAuth server cannot be reached. */
   staleSeconds: number
+  /** Key of the DPoP nonces this service asks for (RFC 9449 9); none: proofs need no nonce. */
+  dpopNonceKey?: Buffer | undefined
 }
 
 /** What the data API knows of an active token. */
@@ -40,6 +42,8 @@ export interface BearerToken {
   id: string
   /** epoch milliseconds, when the OAuth server said */
   expiresAt: number | undefined
+  /** the DPoP key the token is bound to (`cnf.jkt`, RFC 9449 6.2); undefined for a bearer token */
+  jkt: string | undefined
 }
 
 /** The OAuth server gave no answer and no recent answer can stand in for it. */
@@ -124,6 +128,7 @@ export class TokenIntrospector {
       username: result.username,
       id: key.slice(0, 16),
       expiresAt: typeof result.exp === 'number' ? result.exp * 1000 : undefined,
+      jkt: typeof result.cnf?.jkt === 'string' ? result.cnf.jkt : undefined,
     }
   }
 

@@ -1,8 +1,16 @@
-import { addVary, createAttemptCounter, pathOf } from '@campus/shared'
+import { addVary, announceResourceMetadata, createAttemptCounter, dpopChallenge, pathOf } from '@campus/shared'
 import type { FastifyRequest, FastifySchema } from 'fastify'
 import fp from 'fastify-plugin'
 import Type from 'typebox'
-import { authenticate, authenticateBearer, failedAuthentications, REALM, unauthorized } from '../auth/credentials.ts'
+import {
+  accessTokenOf,
+  authenticate,
+  authenticateBearer,
+  failedAuthentications,
+  REALM,
+  resourceProofs,
+  unauthorized,
+} from '../auth/credentials.ts'
 import { type BearerToken, type IntrospectionSettings, TokenIntrospector } from '../auth/introspection.ts'
 import { endpointAllowed, looksLikeApiKey } from '../domain/api-keys.ts'
 import type { EnergyApp } from '../energy-app.ts'
@@ -13,8 +21,8 @@ import { keyErrorResponses, TWO_CREDENTIALS } from '../schemas/errors.ts'
 /**
  * How a route is guarded, declared in its options as `config: { auth: ... }`:
  * - `'key'` (the default for every route that says nothing): an `x-api-key` whose endpoint
- *   patterns cover the request path, or an OAuth access token (`Authorization: Bearer`) with the
- *   `read_energy` scope; 401 without a valid credential, 403 outside the key's patterns or
+ *   patterns cover the request path, or an OAuth access token (`Authorization: Bearer`, or
+ *   `Authorization: DPoP` with a proof for a DPoP-bound token) with the `read_energy` scope; 401 without a valid credential, 403 outside the key's patterns or
  *   without the scope.
  * - `'key-any-endpoint'`: any valid key or active token (the /auth checks, which only look at it).
  * - `'public'`: no key, unless ENERGY_REQUIRE_KEY_EVERYWHERE is set; rate limited per address.
@@ -76,7 +84,10 @@ export function securitySchemes(oauth: IntrospectionSettings | undefined) {
   }
 }
 
-const INFRASTRUCTURE = /^\/($|favicon\.ico$|health\/|docs|openapi\.json|metrics)/
+const INFRASTRUCTURE = /^\/($|favicon\.ico$|health\/|docs|openapi\.json|metrics|\.well-known\/)/
+
+/** This service's URL as the client addressed it (trusted proxies honoured): its resource identifier (RFC 9728), the base of a DPoP proof's htu. */
+export const publicBase = (request: FastifyRequest): string => `${request.protocol}://${request.host}`
 
 /**
  * Whose request it is, for what is counted per caller (the request rate, the streams held): the
@@ -101,7 +112,7 @@ export function routeAuth(request: FastifyRequest): RouteAuth | undefined {
 /** The request headers a keyed answer depends on. */
 const CREDENTIAL_HEADERS = 'x-api-key, Authorization'
 
-type Credential = { scheme: 'key' | 'bearer'; value: string }
+type Credential = { scheme: 'key' | 'bearer'; value: string; dpop?: boolean }
 
 /**
  * The one credential of a request: `x-api-key` or `Authorization: Bearer`, never two (without an
@@ -112,15 +123,14 @@ type Credential = { scheme: 'key' | 'bearer'; value: string }
 function credentialOf(request: FastifyRequest, bearerAccepted: boolean): Credential | undefined {
   const header = request.headers['x-api-key']
   const key = (Array.isArray(header) ? header[0] : header) || undefined
-  const authorization = request.headers.authorization
-  const bearer =
-    authorization && /^bearer /i.test(authorization) ? authorization.slice(7).trim() || undefined : undefined
+  const token = accessTokenOf(request.headers.authorization)
+  const bearer = token?.value
   if (key !== undefined && bearer !== undefined && bearerAccepted) {
     if (key !== bearer) throw new DetailError(400, TWO_CREDENTIALS)
-    return looksLikeApiKey(key) ? { scheme: 'key', value: key } : { scheme: 'bearer', value: bearer }
+    return looksLikeApiKey(key) ? { scheme: 'key', value: key } : { scheme: 'bearer', value: bearer, dpop: token?.dpop }
   }
   if (key !== undefined) return { scheme: 'key', value: key }
-  return bearer === undefined ? undefined : { scheme: 'bearer', value: bearer }
+  return bearer === undefined ? undefined : { scheme: 'bearer', value: bearer, dpop: token?.dpop }
 }
 
 /**
@@ -173,7 +183,11 @@ export const authPlugin = fp(
     const { db, settings } = app as EnergyApp
     const { requireKeyEverywhere } = settings
     const tokens = settings.oauth ? new TokenIntrospector(settings.oauth) : undefined
-    const bothChallenges = tokens ? `APIKey, Bearer ${REALM}` : 'APIKey'
+    const bothChallenges = tokens ? `APIKey, Bearer ${REALM}, ${dpopChallenge()}` : 'APIKey'
+    const dpop = resourceProofs(settings.redisUrl, `${settings.rateLimitPrefix}dpop-jti:`, settings.oauth?.dpopNonceKey)
+    app.addHook('onClose', async () => dpop.once.close())
+    // RFC 9728 5.1: a 401 names where a client that knows only this URL finds the OAuth server
+    if (tokens) app.addHook('onSend', announceResourceMetadata(publicBase))
     const catalog: EndpointCatalog = []
     const touched = new Map<number, number>()
     app.decorate('endpointCatalog', catalog)
@@ -197,7 +211,16 @@ export const authPlugin = fp(
       throttle.check(request.ip)
       try {
         if (credential.scheme === 'key') request.apiKey = await authenticate(db, credential.value)
-        else request.bearer = await authenticateBearer(tokens, credential.value)
+        else {
+          const proof = credential.dpop
+            ? {
+                proof: request.headers.dpop,
+                method: request.method,
+                url: `${publicBase(request)}${pathOf(request.url)}`,
+              }
+            : undefined
+          request.bearer = await authenticateBearer(tokens, { value: credential.value, dpop: proof }, dpop.proofs)
+        }
       } catch (error) {
         await throttle.failed(request.ip, error)
         throw error

@@ -6,9 +6,11 @@
 import type { Kysely } from 'kysely'
 import type { OAuthSettings } from '../config.ts'
 import type { Application, OAuthDB } from '../db/schema.ts'
+import { AUTHORIZATION_CODE_TTL } from '../domain/lifetimes.ts'
 import { isValidCodeChallenge } from '../domain/pkce.ts'
 import { matchRedirectUri } from '../domain/redirect-uri.ts'
 import { resolveScopes } from '../domain/scopes.ts'
+import { digest, PREFIX } from '../domain/secrets.ts'
 import {
   InvalidRequest,
   InvalidScope,
@@ -17,6 +19,7 @@ import {
   UnsupportedResponseType,
 } from '../errors.ts'
 import { findApplicationByUid } from '../repositories/applications.ts'
+import { openPushedRequest } from '../repositories/pushed-requests.ts'
 
 export type ResponseType = 'code' | 'token'
 
@@ -30,7 +33,14 @@ export interface AuthorizationRequest {
   codeChallengeMethod: 'S256' | 'plain' | undefined
   /** OpenID Connect: echoed in the id_token */
   nonce: string | undefined
+  /** RFC 9449 10: the DPoP key the code is for (`dpop_jkt`, or the proof sent with a pushed request) */
+  dpopJkt: string | undefined
+  /** RFC 9126: the pushed request this one came from, used up by the decision */
+  pushed: { id: number; requestUri: string } | undefined
 }
+
+/** A JWK SHA-256 thumbprint (RFC 7638): 43 characters of base64url. */
+const JKT = /^[A-Za-z0-9_-]{43}$/
 
 /** Where an error goes once the redirect URI is trusted. */
 export interface RedirectTarget {
@@ -54,6 +64,7 @@ export const AUTHORIZATION_PARAMETERS = [
   'code_challenge',
   'code_challenge_method',
   'nonce',
+  'dpop_jkt',
 ] as const
 
 /** Reads parameters from a query string or form, counting repeats (RFC 6749 3.1: each at most once). */
@@ -69,17 +80,55 @@ export function fromSearchParams(params: URLSearchParams): ParameterSource {
   }
 }
 
+/** A form body's parameters (a repeated one arrives as an array). */
+export function fromForm(body: unknown): ParameterSource {
+  const record = (body ?? {}) as Record<string, unknown>
+  return {
+    get: (name) => {
+      const v = record[name]
+      return typeof v === 'string' ? v : Array.isArray(v) ? String(v[0]) : undefined
+    },
+    repeated: (name) => Array.isArray(record[name]) && (record[name] as unknown[]).length > 1,
+  }
+}
+
+export function fromRecord(record: Readonly<Record<string, string>>): ParameterSource {
+  return { get: (name) => record[name], repeated: () => false }
+}
+
+/**
+ * The authorization request a query or form makes: its own parameters, or with `request_uri`
+ * (RFC 9126 4) those its client pushed, and no others (`client_id` must name that client).
+ */
 export async function validateAuthorizationRequest(
   db: Kysely<OAuthDB>,
   settings: OAuthSettings,
-  source: ParameterSource,
+  given: ParameterSource,
+  /** validating a request being pushed (RFC 9126 2.1), which a client that must push may make */
+  pushing = false,
 ): Promise<Validation> {
-  const clientId = source.get('client_id')
-  if (!clientId || source.repeated('client_id')) {
+  const clientId = given.get('client_id')
+  if (!clientId || given.repeated('client_id')) {
     return { kind: 'page', message: 'The request has no valid client_id.' }
   }
   const client = await findApplicationByUid(db, clientId)
   if (!client) return { kind: 'page', message: 'The client_id does not name a registered application.' }
+  let source = given
+  let pushed: AuthorizationRequest['pushed']
+  let pushedJkt: string | undefined
+  const requestUri = given.get('request_uri')
+  if (requestUri !== undefined) {
+    const found =
+      requestUri.startsWith(PREFIX.requestUri) && !given.repeated('request_uri')
+        ? await openPushedRequest(db, digest(requestUri), client.id, AUTHORIZATION_CODE_TTL)
+        : undefined
+    if (!found) {
+      return { kind: 'page', message: 'The request_uri is unknown, expired, already used, or of another client.' }
+    }
+    source = fromRecord(found.parameters)
+    pushed = { id: found.id, requestUri }
+    pushedJkt = found.dpop_jkt ?? undefined
+  }
   const requested = source.get('redirect_uri')
   if (!requested || source.repeated('redirect_uri')) {
     return { kind: 'page', message: 'The request has no valid redirect_uri.' }
@@ -96,6 +145,15 @@ export async function validateAuthorizationRequest(
 
   for (const name of AUTHORIZATION_PARAMETERS) {
     if (source.repeated(name)) return fail(new InvalidRequest(`The parameter ${name} is repeated.`))
+  }
+  if (!pushed && !pushing && (client.require_pushed_authorization_requests || settings.requirePushedRequests)) {
+    return fail(
+      new InvalidRequest('Pushed authorization request required: post the request to /oauth/par first (RFC 9126).'),
+    )
+  }
+  const dpopJkt = pushedJkt ?? source.get('dpop_jkt')
+  if (dpopJkt !== undefined && !JKT.test(dpopJkt)) {
+    return fail(new InvalidRequest('dpop_jkt must be a JWK SHA-256 thumbprint (43 characters of base64url).'))
   }
   if (!responseTypeRaw) return fail(new InvalidRequest('Missing required parameter: response_type.'))
   if (responseTypeRaw !== 'code' && responseTypeRaw !== 'token') {
@@ -146,6 +204,8 @@ export async function validateAuthorizationRequest(
       codeChallenge,
       codeChallengeMethod,
       nonce: source.get('nonce'),
+      dpopJkt,
+      pushed,
     },
   }
 }

@@ -4,9 +4,10 @@ import type { OAuthDB } from '../db/schema.ts'
 import { AUTHORIZATION_CODE_TTL } from '../domain/lifetimes.ts'
 import { formatScope } from '../domain/scopes.ts'
 import { digest, generateSecret } from '../domain/secrets.ts'
-import type { OAuthError } from '../errors.ts'
+import { InvalidRequest, type OAuthError } from '../errors.ts'
 import { issueTokens, newGrantId } from '../grants/issue.ts'
 import { insertAuthorizationCode } from '../repositories/codes.ts'
+import { consumePushedRequest } from '../repositories/pushed-requests.ts'
 import type { AuthorizationRequest, RedirectTarget } from './request.ts'
 
 /** The redirect URI with parameters added to its query (code) or set as its fragment (token). */
@@ -42,6 +43,10 @@ export async function approve(
   authTime: Date | null = null,
 ): Promise<string> {
   const target = targetOf(request)
+  // RFC 9126 4: a pushed request is used once; of two decisions racing, the second is refused
+  if (request.pushed && !(await consumePushedRequest(db, request.pushed.id))) {
+    return errorRedirect(target, new InvalidRequest('The request_uri was used already or has expired.'), issuer)
+  }
   if (request.responseType === 'token') {
     const tokens = await issueTokens(db, {
       applicationId: request.client.id,
@@ -74,6 +79,7 @@ export async function approve(
     ttlSeconds: AUTHORIZATION_CODE_TTL,
     nonce: request.nonce ?? null,
     authTime,
+    dpopJkt: request.dpopJkt ?? null,
   })
   return redirectWith(target, { code }, issuer)
 }

@@ -35,6 +35,8 @@ export interface SessionsTable {
   authenticated_at: Timestamp | null
   expires_at: Timestamp
   flash_sealed: ColumnType<string | null, string | null | undefined, string | null>
+  /** the challenge of the WebAuthn ceremony under way, answered once */
+  webauthn_challenge: ColumnType<string | null, string | null | undefined, string | null>
 }
 
 export interface ApplicationsTable {
@@ -49,6 +51,10 @@ export interface ApplicationsTable {
   /** introspects the access tokens of every client (an instance-wide confidential application only) */
   resource_server: Defaulted<boolean>
   grant_types: Defaulted<string[]>
+  /** RFC 9126 5: authorization requests only through /oauth/par */
+  require_pushed_authorization_requests: Defaulted<boolean>
+  /** RFC 7592: the digest of a self-registered client's registration access token; null for every other */
+  registration_token_digest: ColumnType<Buffer | null, Buffer | null | undefined, Buffer | null>
   owner_id: number | null
   created_at: Generated<Date>
   updated_at: Generated<Date>
@@ -69,6 +75,7 @@ export interface AuthorizationCodesTable {
   consumed_at: Timestamp | null
   nonce: ColumnType<string | null, string | null | undefined, string | null>
   auth_time: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>
+  dpop_jkt: ColumnType<string | null, string | null | undefined, string | null>
 }
 
 export interface AccessTokensTable {
@@ -82,6 +89,7 @@ export interface AccessTokensTable {
   created_at: Generated<Date>
   expires_at: Timestamp
   revoked_at: Timestamp | null
+  dpop_jkt: ColumnType<string | null, string | null | undefined, string | null>
 }
 
 export interface RefreshTokensTable {
@@ -95,6 +103,7 @@ export interface RefreshTokensTable {
   created_at: Generated<Date>
   rotated_at: Timestamp | null
   revoked_at: Timestamp | null
+  dpop_jkt: ColumnType<string | null, string | null | undefined, string | null>
 }
 
 export interface PersonalAccessTokensTable {
@@ -150,6 +159,59 @@ export interface DeviceGrantsTable {
   consumed_at: Timestamp | null
 }
 
+/** A pushed authorization request (RFC 9126): its request_uri as a digest, the parameters it stands for. */
+export interface PushedAuthorizationRequestsTable {
+  id: Generated<number>
+  digest: Buffer
+  application_id: number
+  parameters: ColumnType<Record<string, string>, string, string>
+  dpop_jkt: string | null
+  created_at: Generated<Date>
+  expires_at: Timestamp
+  opened_at: Timestamp | null
+  consumed_at: Timestamp | null
+}
+
+/** An initial access token (RFC 7591 3): registers at most `uses_left` clients before it expires. */
+export interface InitialAccessTokensTable {
+  id: Generated<number>
+  digest: Buffer
+  name: string
+  uses_left: number
+  created_at: Generated<Date>
+  expires_at: Timestamp
+}
+
+/** One audit event (GitLab's AuditEvent): nothing secret is ever stored in it. */
+export interface AuditEventsTable {
+  id: Generated<number>
+  author_id: number | null
+  author_name: string
+  entity_type: string
+  entity_id: number | null
+  entity_path: string | null
+  event_name: string
+  target_type: string | null
+  target_id: string | null
+  target_details: string | null
+  custom_message: string
+  ip_address: string | null
+  created_at: Generated<Date>
+}
+
+/** A passkey (WebAuthn credential) of a user: its public key, never a secret. */
+export interface PasskeysTable {
+  id: Generated<number>
+  user_id: number
+  credential_id: string
+  public_key: Buffer
+  sign_count: Defaulted<number>
+  transports: Defaulted<string[]>
+  name: string
+  created_at: Generated<Date>
+  last_used_at: Timestamp | null
+}
+
 export interface OAuthDB {
   users: UsersTable
   sessions: SessionsTable
@@ -162,6 +224,10 @@ export interface OAuthDB {
   signing_keys: SigningKeysTable
   recovery_codes: RecoveryCodesTable
   device_grants: DeviceGrantsTable
+  pushed_authorization_requests: PushedAuthorizationRequestsTable
+  initial_access_tokens: InitialAccessTokensTable
+  audit_events: AuditEventsTable
+  passkeys: PasskeysTable
 }
 
 export type User = Selectable<UsersTable>

@@ -12,10 +12,13 @@ import { within } from './scopes.ts'
 interface Client {
   trusted: boolean
   owner_id: number | null
+  /** set for a client that registered itself (RFC 7591) */
+  registration_token_digest: Buffer | null
 }
 
-/** Registered by an administrator, not by a user on their profile. */
-export const isInstanceWide = (client: Pick<Client, 'owner_id'>): boolean => client.owner_id === null
+/** Registered by an administrator: not by a user on their profile, nor by the client itself (RFC 7591). */
+export const isInstanceWide = (client: Pick<Client, 'owner_id' | 'registration_token_digest'>): boolean =>
+  client.owner_id === null && client.registration_token_digest === null
 
 export const isTrusted = (client: Client): boolean => client.trusted && isInstanceWide(client)
 

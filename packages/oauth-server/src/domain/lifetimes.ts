@@ -1,6 +1,8 @@
 /** Lifetimes in seconds (GitLab's values; sessions are ours). */
 export const ACCESS_TOKEN_TTL = 7200
 export const AUTHORIZATION_CODE_TTL = 600
+/** RFC 9126 2.2: a pushed request's request_uri must be opened this soon (node-oidc-provider's 60 s) */
+export const PUSHED_REQUEST_TTL = 60
 export const SESSION_TTL = 12 * 3600
 /** A browser that has not finished signing in keeps its session this long. */
 export const ANONYMOUS_SESSION_TTL = 3600

@@ -11,6 +11,12 @@ export const PREFIX = {
   clientSecret: 'cmps_',
   personalAccessToken: 'cmpp_',
   deviceCode: 'cmpd_',
+  /** RFC 7592: a registered client's access to its own registration */
+  registrationToken: 'cmpg_',
+  /** RFC 7591 3: what an administrator hands out to register clients */
+  initialAccessToken: 'cmpi_',
+  /** RFC 9126 2.2: a pushed request's name is a URN */
+  requestUri: 'urn:ietf:params:oauth:request_uri:',
   session: '',
 } as const
 

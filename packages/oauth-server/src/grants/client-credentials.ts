@@ -8,14 +8,14 @@
 import { parseScope, within } from '../domain/scopes.ts'
 import { InvalidClient, InvalidScope, UnauthorizedClient } from '../errors.ts'
 import { findUserById } from '../repositories/users.ts'
-import { issueTokens, newGrantId } from './issue.ts'
+import { bindingOf, issueTokens, newGrantId } from './issue.ts'
 import type { GrantHandler } from './types.ts'
 
 export const clientCredentialsGrant: GrantHandler = {
   parameters: ['scope'],
   clientRequired: true,
 
-  async handle(services, { params, client }) {
+  async handle(services, { params, client, dpopJkt }) {
     // 4.4: confidential clients only (a public one cannot have the grant switched on either)
     if (!client?.confidential) throw new InvalidClient('Client authentication failed: a client secret is required.')
     // an application's own tokens act for the user who owns it: none while that user is blocked
@@ -36,6 +36,7 @@ export const clientCredentialsGrant: GrantHandler = {
       scopes,
       grantId: newGrantId(),
       refresh: false,
+      binding: bindingOf(dpopJkt, client),
     })
   },
 }

@@ -10,14 +10,14 @@ import { digest } from '../domain/secrets.ts'
 import { AuthorizationPending, DeviceAccessDenied, ExpiredToken, InvalidGrant, SlowDown } from '../errors.ts'
 import { recordPoll } from '../repositories/device-grants.ts'
 import { idTokenFor } from './authorization-code.ts'
-import { redeemDevice } from './issue.ts'
+import { bindingOf, redeemDevice } from './issue.ts'
 import { type GrantHandler, INVALID_GRANT_MESSAGE, requireParam } from './types.ts'
 
 export const deviceCodeGrant: GrantHandler = {
   parameters: ['device_code'],
   clientRequired: true,
 
-  async handle(services, { params, client }) {
+  async handle(services, { params, client, dpopJkt }) {
     const deviceCode = digest(requireParam(params, 'device_code'))
     const applicationId = client?.id as number
     // the poll is recorded even when it fails, so the transaction returns the error to throw
@@ -37,8 +37,12 @@ export const deviceCodeGrant: GrantHandler = {
           return new DeviceAccessDenied()
         case 'approved':
           return (
-            (await redeemDevice(trx, deviceCode, client?.grant_types.includes('refresh_token') ?? false)) ??
-            new InvalidGrant(INVALID_GRANT_MESSAGE)
+            (await redeemDevice(
+              trx,
+              deviceCode,
+              client?.grant_types.includes('refresh_token') ?? false,
+              bindingOf(dpopJkt, client),
+            )) ?? new InvalidGrant(INVALID_GRANT_MESSAGE)
           )
       }
     })

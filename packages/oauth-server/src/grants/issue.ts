@@ -17,7 +17,8 @@ import { grantSource, insertTokens, type NewTokens, type TokenGrant } from '../r
 /** The token endpoint's success body (RFC 6749 5.1, GitLab's fields). */
 export interface TokenResponse {
   access_token: string
-  token_type: 'Bearer'
+  /** DPoP for a token bound to the client's key (RFC 9449 5) */
+  token_type: 'Bearer' | 'DPoP'
   expires_in: number
   refresh_token?: string
   scope: string
@@ -27,6 +28,30 @@ export interface TokenResponse {
 }
 
 export const newGrantId = (): string => randomUUID()
+
+/** The DPoP keys new tokens are bound to (RFC 9449): none for bearer tokens. */
+export interface TokenBinding {
+  access: string | null
+  refresh: string | null
+}
+
+export const BEARER: TokenBinding = { access: null, refresh: null }
+
+/**
+ * What a proof of `jkt` at the token endpoint binds (RFC 9449 5): the access token, and the
+ * refresh token of a public client only (a confidential client's refresh token is already bound
+ * to its credentials). A refresh token bound before stays bound to its key.
+ */
+export function bindingOf(
+  jkt: string | undefined,
+  client: { confidential: boolean } | undefined,
+  bound?: string | null,
+): TokenBinding {
+  return {
+    access: jkt ?? null,
+    refresh: bound ?? (jkt !== undefined && client !== undefined && !client.confidential ? jkt : null),
+  }
+}
 
 /** New token strings; only their digests are stored. */
 export function newTokenValues(refresh: boolean): { accessToken: string; refreshToken: string | undefined } {
@@ -40,10 +65,11 @@ export function tokenResponse(
   values: { accessToken: string; refreshToken: string | undefined },
   scopes: string[],
   createdAt: Date,
+  binding: TokenBinding = BEARER,
 ): TokenResponse {
   return {
     access_token: values.accessToken,
-    token_type: 'Bearer',
+    token_type: binding.access ? 'DPoP' : 'Bearer',
     expires_in: ACCESS_TOKEN_TTL,
     ...(values.refreshToken ? { refresh_token: values.refreshToken } : {}),
     scope: formatScope(scopes),
@@ -52,12 +78,14 @@ export function tokenResponse(
 }
 
 /** Fresh token values and the digests that are stored of them. */
-function newTokens(refresh: boolean) {
+function newTokens(refresh: boolean, binding: TokenBinding) {
   const values = newTokenValues(refresh)
   const digests: NewTokens = {
     accessDigest: digest(values.accessToken),
     refreshDigest: values.refreshToken ? digest(values.refreshToken) : null,
     ttlSeconds: ACCESS_TOKEN_TTL,
+    accessJkt: binding.access,
+    refreshJkt: binding.refresh,
   }
   return { values, digests }
 }
@@ -68,12 +96,13 @@ function newTokens(refresh: boolean) {
  */
 export async function issueTokens(
   db: Kysely<OAuthDB> | Transaction<OAuthDB>,
-  grant: TokenGrant & { refresh: boolean },
+  grant: TokenGrant & { refresh: boolean; binding?: TokenBinding },
 ): Promise<TokenResponse> {
-  const { values, digests } = newTokens(grant.refresh)
+  const binding = grant.binding ?? BEARER
+  const { values, digests } = newTokens(grant.refresh, binding)
   const row = await insertTokens(db, grantSource(grant), digests)
   if (!row) throw new Error('the token insert yielded no row')
-  return tokenResponse(values, grant.scopes, row.created_at)
+  return tokenResponse(values, grant.scopes, row.created_at, binding)
 }
 
 /**
@@ -161,15 +190,16 @@ export async function redeemCode(
   db: Kysely<OAuthDB>,
   attempt: CodeAttempt,
   refresh: boolean,
+  binding: TokenBinding = BEARER,
 ): Promise<{ response: TokenResponse; code: RedeemedCode } | undefined> {
-  const { values, digests } = newTokens(refresh)
+  const { values, digests } = newTokens(refresh, binding)
   let redeem = queues.get(db)
   if (!redeem) {
     redeem = redemptionQueue(db)
     queues.set(db, redeem)
   }
   const code = await redeem(attempt, digests)
-  return code ? { response: tokenResponse(values, code.scopes, code.createdAt), code } : undefined
+  return code ? { response: tokenResponse(values, code.scopes, code.createdAt, binding), code } : undefined
 }
 
 /**
@@ -180,10 +210,11 @@ export async function redeemDevice(
   trx: Transaction<OAuthDB>,
   deviceCodeDigest: Buffer,
   refresh: boolean,
+  binding: TokenBinding = BEARER,
 ): Promise<{ response: TokenResponse; userId: number; scopes: string[] } | undefined> {
-  const { values, digests } = newTokens(refresh)
+  const { values, digests } = newTokens(refresh, binding)
   const row = await redeemDeviceGrant(trx, deviceCodeDigest, digests)
   return row
-    ? { response: tokenResponse(values, row.scopes, row.created_at), userId: row.user_id, scopes: row.scopes }
+    ? { response: tokenResponse(values, row.scopes, row.created_at, binding), userId: row.user_id, scopes: row.scopes }
     : undefined
 }

@@ -7,14 +7,14 @@
 import { checkPassword, completeSignIn } from '../credentials.ts'
 import { resolveScopes, SCOPES } from '../domain/scopes.ts'
 import { InvalidGrant, InvalidScope, TemporarilyUnavailable } from '../errors.ts'
-import { issueTokens, newGrantId } from './issue.ts'
+import { bindingOf, issueTokens, newGrantId } from './issue.ts'
 import { type GrantHandler, INVALID_GRANT_MESSAGE, requireParam } from './types.ts'
 
 export const passwordGrant: GrantHandler = {
   parameters: ['username', 'password', 'scope'],
   clientRequired: false,
 
-  async handle(services, { params, client, ip }) {
+  async handle(services, { params, client, ip, dpopJkt }) {
     const username = requireParam(params, 'username')
     const password = requireParam(params, 'password')
     // check the scope first: a malformed request costs no password verification
@@ -28,13 +28,14 @@ export const passwordGrant: GrantHandler = {
       throw new TemporarilyUnavailable('Too many failed sign-in attempts. Retry later.', check.wait)
     }
     if (check.outcome !== 'accepted') throw new InvalidGrant(INVALID_GRANT_MESSAGE)
-    await completeSignIn(services, check.user)
+    await completeSignIn(services, check.user, ip, 'password grant')
     return issueTokens(services.db, {
       applicationId: client?.id ?? null,
       userId: check.user.id,
       scopes: scope.scopes,
       grantId: newGrantId(),
       refresh: false,
+      binding: bindingOf(dpopJkt, client),
     })
   },
 }

@@ -5,14 +5,14 @@ import { InvalidGrant, InvalidScope } from '../errors.ts'
 import { findRefreshToken, revokeAccessToken, revokeGrant, rotateRefreshToken } from '../repositories/tokens.ts'
 import { findUserById } from '../repositories/users.ts'
 import { idTokenFor } from './authorization-code.ts'
-import { issueTokens } from './issue.ts'
+import { bindingOf, issueTokens } from './issue.ts'
 import { type GrantHandler, type GrantServices, INVALID_GRANT_MESSAGE, requireParam } from './types.ts'
 
 export const refreshTokenGrant: GrantHandler = {
   parameters: ['refresh_token', 'scope'],
   clientRequired: true,
 
-  async handle(context, { params, client }) {
+  async handle(context, { params, client, dpopJkt }) {
     const { db } = context
     const presented = requireParam(params, 'refresh_token')
     const token = await findRefreshToken(db, digest(presented))
@@ -23,6 +23,10 @@ export const refreshTokenGrant: GrantHandler = {
       // reuse of a rotated token: someone else holds this family; end it
       await endFamily(context, token.grant_id)
       throw new InvalidGrant(INVALID_GRANT_MESSAGE)
+    }
+    // RFC 9449 5: a refresh token bound to a key is used only with a proof of that key
+    if (token.dpop_jkt !== null && token.dpop_jkt !== dpopJkt) {
+      throw new InvalidGrant('The refresh token is bound to a DPoP key: send a DPoP proof of that key.')
     }
     // a locked account gets no new tokens (its existing ones are refused by the API)
     const owner = await findUserById(db, token.user_id)
@@ -44,6 +48,7 @@ export const refreshTokenGrant: GrantHandler = {
         scopes,
         grantId: token.grant_id,
         refresh: true,
+        binding: bindingOf(dpopJkt, client, token.dpop_jkt),
       })
     })
     if (!result) {
@@ -60,6 +65,12 @@ export const refreshTokenGrant: GrantHandler = {
   },
 }
 
-async function endFamily(context: Pick<GrantServices, 'changes'>, grantId: string): Promise<void> {
+/** A rotated refresh token came back: someone else holds the family, which ends (RFC 9700 4.14.2). */
+async function endFamily(context: Pick<GrantServices, 'changes' | 'audit'>, grantId: string): Promise<void> {
   await context.changes.commit((trx) => revokeGrant(trx, grantId))
+  await context.audit.record({
+    event: 'oauth_grant_revoked_on_replay',
+    author: 'anonymous',
+    message: 'A rotated refresh token was presented again: its whole grant was revoked',
+  })
 }

@@ -4,13 +4,15 @@ import type { OAuthServices } from '../oauth-app.ts'
 import type { TokenResponse } from './issue.ts'
 
 /** What the grants work with. */
-export type GrantServices = Pick<OAuthServices, 'db' | 'settings' | 'throttle' | 'changes' | 'openid'>
+export type GrantServices = Pick<OAuthServices, 'db' | 'settings' | 'throttle' | 'changes' | 'openid' | 'audit'>
 
 /** One grant request after the shared steps: allow-listed parameters and the client, if any. */
 export interface GrantRequest {
   params: Record<string, string | undefined>
   client: Application | undefined
   ip: string
+  /** the key of the request's DPoP proof, when it sent one (RFC 9449 5) */
+  dpopJkt: string | undefined
 }
 
 export interface GrantHandler {

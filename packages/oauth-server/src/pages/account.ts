@@ -41,12 +41,13 @@ export function sendAccountPage(
   account: Account,
   title: string,
   body: SafeHtml,
-  options: { status?: number; script?: boolean } = {},
+  options: { status?: number; script?: boolean; passkeys?: boolean } = {},
 ): FastifyReply {
   return sendPage(reply, options.status ?? 200, title, body, {
     nav: navigation(account),
     wide: true,
     script: options.script ?? false,
+    passkeys: options.passkeys ?? false,
   })
 }
 

@@ -4,6 +4,9 @@ import { html, type SafeHtml } from './html.ts'
 
 export const STYLESHEET_PATH = '/assets/oauth.css'
 export const SCRIPT_PATH = '/assets/copy.js'
+/** @simplewebauthn/browser's bundle, served from this server, and the pages' passkey ceremonies */
+export const WEBAUTHN_PATH = '/assets/webauthn.js'
+export const PASSKEYS_PATH = '/assets/passkeys.js'
 
 /** Headers of every HTML page: no framing, no referrer, no inline script, nothing from elsewhere, no caching. */
 export const PAGE_HEADERS: Record<string, string> = {
@@ -22,9 +25,13 @@ export interface LayoutOptions {
   nav?: SafeHtml
   wide?: boolean
   script?: boolean
+  /** the passkey ceremonies' scripts too (WebAuthn needs script; nothing else on the page does) */
+  passkeys?: boolean
 }
 
 const SCRIPT_CSP = `${PAGE_HEADERS['content-security-policy']}; script-src 'self'`
+/** The passkey pages also fetch a ceremony's options from this origin, and from nowhere else. */
+const PASSKEYS_CSP = `${SCRIPT_CSP}; connect-src 'self'`
 
 export function layout(title: string, body: SafeHtml, options: LayoutOptions = {}): string {
   return html`<!doctype html>
@@ -36,6 +43,7 @@ export function layout(title: string, body: SafeHtml, options: LayoutOptions = {
 <link rel="icon" href="${FAVICON_PATH}" type="image/svg+xml">
 <link rel="stylesheet" href="${STYLESHEET_PATH}">
 ${options.script ? html`<script src="${SCRIPT_PATH}" defer></script>` : ''}
+${options.passkeys ? html`<script src="${WEBAUTHN_PATH}" defer></script><script src="${PASSKEYS_PATH}" defer></script>` : ''}
 </head>
 <body>
 ${options.nav ?? ''}
@@ -56,7 +64,8 @@ export function sendPage(
 ): FastifyReply {
   reply.code(statusCode).headers(PAGE_HEADERS)
   // only pages that load the script file may run script, and only from this origin
-  if (options.script) reply.header('content-security-policy', SCRIPT_CSP)
+  if (options.passkeys) reply.header('content-security-policy', PASSKEYS_CSP)
+  else if (options.script) reply.header('content-security-policy', SCRIPT_CSP)
   return reply.send(layout(title, body, options))
 }
 
@@ -118,6 +127,40 @@ for (const button of document.querySelectorAll('button[data-copy]')) {
   button.addEventListener('click', () => {
     const source = document.getElementById(button.dataset.copy)
     navigator.clipboard.writeText(source.innerText.trim()).then(() => { button.textContent = 'Copied' })
+  })
+}
+`
+
+/**
+ * The passkey forms (`passkeyForm`): shown only where WebAuthn and the library's bundle are there;
+ * on submit, the options are fetched with the form's CSRF token, the ceremony runs, and the form is
+ * posted with its answer. A refusal of the browser is shown in the form, nothing is posted.
+ */
+export const PASSKEYS_SCRIPT = `
+for (const form of document.querySelectorAll('form[data-passkey]')) {
+  if (!window.PublicKeyCredential || !window.SimpleWebAuthnBrowser) continue
+  form.hidden = false
+  const error = form.querySelector('[data-passkey-error]')
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault()
+    error.hidden = true
+    try {
+      const options = await fetch(form.dataset.options, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ csrf_token: form.elements.csrf_token.value }),
+      })
+      if (!options.ok) throw new Error('The server did not start the passkey ceremony (' + options.status + ').')
+      const optionsJSON = await options.json()
+      const answer = form.dataset.passkey === 'register'
+        ? await SimpleWebAuthnBrowser.startRegistration({ optionsJSON })
+        : await SimpleWebAuthnBrowser.startAuthentication({ optionsJSON })
+      form.elements.webauthn_response.value = JSON.stringify(answer)
+      form.submit()
+    } catch (failure) {
+      error.textContent = failure.message || String(failure)
+      error.hidden = false
+    }
   })
 }
 `

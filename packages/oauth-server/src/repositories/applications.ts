@@ -26,6 +26,7 @@ export async function instanceApplicationNamed(db: Db, name: string): Promise<bo
     .selectFrom('applications')
     .select('id')
     .where('owner_id', 'is', null)
+    .where('registration_token_digest', 'is', null)
     .where(sql`lower(name)`, '=', name.trim().toLowerCase())
     .executeTakeFirst()
   return row !== undefined
@@ -45,12 +46,16 @@ export async function countApplications(db: Db): Promise<number> {
 type Owner = number | null
 
 export async function listApplicationsOwnedBy(db: Db, ownerId: Owner): Promise<Application[]> {
-  return db
-    .selectFrom('applications')
-    .selectAll()
-    .where('owner_id', ownerId === null ? 'is' : '=', ownerId)
-    .orderBy('id')
-    .execute()
+  return (
+    db
+      .selectFrom('applications')
+      .selectAll()
+      .where('owner_id', ownerId === null ? 'is' : '=', ownerId)
+      // the instance's own are those an administrator made, not those that registered themselves
+      .$if(ownerId === null, (q) => q.where('registration_token_digest', 'is', null))
+      .orderBy('id')
+      .execute()
+  )
 }
 
 export async function listAllApplications(db: Db): Promise<Array<Application & { owner: string | null }>> {
@@ -125,7 +130,7 @@ export async function setApplicationTrusted(
     .updateTable('applications')
     .set({ trusted, updated_at: sql<Date>`now()` })
     .where('id', '=', id)
-    .$if(trusted, (q) => q.where('owner_id', 'is', null))
+    .$if(trusted, (q) => q.where('owner_id', 'is', null).where('registration_token_digest', 'is', null))
     .returning('id')
     .executeTakeFirst()
   if (row) return 'changed'

@@ -16,6 +16,8 @@ export interface NewCode {
   ttlSeconds: number
   nonce?: string | null
   authTime?: Date | null
+  /** RFC 9449 10: the DPoP key the code may be redeemed with */
+  dpopJkt?: string | null
 }
 
 export async function insertAuthorizationCode(db: Db, code: NewCode): Promise<void> {
@@ -32,6 +34,7 @@ export async function insertAuthorizationCode(db: Db, code: NewCode): Promise<vo
       grant_id: code.grantId,
       nonce: code.nonce ?? null,
       auth_time: code.authTime ?? null,
+      dpop_jkt: code.dpopJkt ?? null,
       expires_at: sql<Date>`now() + make_interval(secs => ${code.ttlSeconds})`,
     })
     .execute()
@@ -50,6 +53,8 @@ export interface CodeAttempt {
   /** the verifier as sent, and its S256 transform */
   verifier: string | null
   verifierS256: string | null
+  /** the key of the DPoP proof sent with the attempt */
+  dpopJkt: string | null
 }
 
 /**
@@ -73,6 +78,8 @@ function bindingRules(attempt: { [K in keyof CodeAttempt]: CodeAttempt[K] | RawB
       else code_challenge = ${verifier}::text end)`,
     /** downgrade defence: no verifier for a code requested without a challenge */
     challenge_made: sql<boolean>`(code_challenge is not null or ${verifier}::text is null)`,
+    /** a code requested for a DPoP key is redeemed with a proof of that key (RFC 9449 10) */
+    dpop_key: sql<boolean>`(dpop_jkt is null or dpop_jkt = ${attempt.dpopJkt}::text)`,
   }
 }
 
@@ -157,20 +164,27 @@ export async function redeemAuthorizationCodes(
     redirectUri: column('a_redirect_uri'),
     verifier: column('a_verifier'),
     verifierS256: column('a_verifier_s256'),
+    dpopJkt: column('a_dpop_jkt'),
   })
-  const consumed = sql<ConsumedCode & { n: number; access_digest: Buffer; refresh_digest: Buffer | null }>`
+  const consumed = sql<
+    ConsumedCode & { n: number; access_digest: Buffer; refresh_digest: Buffer | null; access_jkt: string | null }
+  >`
     update authorization_codes set consumed_at = now()
     from unnest(${list((r) => r.attempt.digest)}::bytea[], ${list((r) => r.attempt.applicationId)}::int8[],
       ${list((r) => r.attempt.redirectUri)}::text[], ${list((r) => r.attempt.verifier)}::text[],
       ${list((r) => r.attempt.verifierS256)}::text[], ${list((r) => r.tokens.accessDigest)}::bytea[],
-      ${list((r) => r.tokens.refreshDigest)}::bytea[]) with ordinality
-      as a(a_digest, a_application_id, a_redirect_uri, a_verifier, a_verifier_s256, a_access, a_refresh, n)
+      ${list((r) => r.tokens.refreshDigest)}::bytea[], ${list((r) => r.attempt.dpopJkt)}::text[],
+      ${list((r) => r.tokens.accessJkt)}::text[], ${list((r) => r.tokens.refreshJkt)}::text[]) with ordinality
+      as a(a_digest, a_application_id, a_redirect_uri, a_verifier, a_verifier_s256, a_access, a_refresh, a_dpop_jkt,
+        a_access_jkt, a_refresh_jkt, n)
     where digest = a.a_digest and ${sql.join(Object.values(rules), sql` and `)}
     returning a.n::int as n, a.a_access as access_digest, a.a_refresh as refresh_digest,
-      application_id, user_id, scopes, grant_id, nonce, auth_time`
+      a.a_access_jkt as access_jkt, a.a_refresh_jkt as refresh_jkt, application_id, user_id, scopes, grant_id, nonce, auth_time`
   const rows = await insertTokenRows(db, consumed, {
     accessDigest: sql<Buffer>`access_digest`,
     refreshDigest: sql<Buffer | null>`refresh_digest`,
+    accessJkt: sql<string | null>`access_jkt`,
+    refreshJkt: sql<string | null>`refresh_jkt`,
     ttlSeconds: redemptions[0]?.tokens.ttlSeconds ?? 0,
   })
   const redeemed: Array<RedeemedCode | undefined> = redemptions.map(() => undefined)

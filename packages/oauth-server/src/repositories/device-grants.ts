@@ -49,6 +49,7 @@ export async function findUndecidedDeviceGrant(db: Db, userCodeDigest: Buffer) {
       'a.name as applicationName',
       // who registered it (null: the instance's own), for the person deciding
       'owner.username as applicationOwner',
+      sql<boolean>`a.registration_token_digest is not null`.as('applicationRegisteredItself'),
     ])
     .where('d.user_code_digest', '=', userCodeDigest)
     .where('d.decision', 'is', null)

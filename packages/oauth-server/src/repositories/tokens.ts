@@ -2,7 +2,7 @@ import { type Kysely, type RawBuilder, sql, type Transaction } from 'kysely'
 import type { ChangeTransaction } from '../changes/commit.ts'
 import type { OAuthDB, User } from '../db/schema.ts'
 
-type Db = Kysely<OAuthDB> | Transaction<OAuthDB>
+export type Db = Kysely<OAuthDB> | Transaction<OAuthDB>
 
 /**
  * The digests of a new access token (and refresh token) and how long the access token lives:
@@ -12,6 +12,9 @@ export interface NewTokens {
   accessDigest: Buffer | RawBuilder<Buffer>
   refreshDigest: Buffer | null | RawBuilder<Buffer | null>
   ttlSeconds: number
+  /** the DPoP key the access token is bound to (RFC 9449), and the refresh token's (public clients only) */
+  accessJkt: string | null | RawBuilder<string | null>
+  refreshJkt: string | null | RawBuilder<string | null>
 }
 
 /** Who and what new tokens are for: the columns a token source yields. */
@@ -44,14 +47,15 @@ export async function insertTokenRows<Row extends { scopes: string[]; user_id: n
 ): Promise<Array<Row & { created_at: Date }>> {
   const result = await sql<Row & { created_at: Date }>`
     with source as (${source}), access as (
-      insert into access_tokens (digest, application_id, user_id, scopes, grant_id, expires_at)
+      insert into access_tokens (digest, application_id, user_id, scopes, grant_id, expires_at, dpop_jkt)
       select ${tokens.accessDigest}, application_id, user_id, scopes, grant_id,
-             now() + make_interval(secs => ${tokens.ttlSeconds})
+             now() + make_interval(secs => ${tokens.ttlSeconds}), ${tokens.accessJkt}::text
       from source
       returning id, digest, created_at
     ), refresh as (
-      insert into refresh_tokens (digest, application_id, user_id, access_token_id, scopes, grant_id)
-      select ${tokens.refreshDigest}::bytea, s.application_id, s.user_id, a.id, s.scopes, s.grant_id
+      insert into refresh_tokens (digest, application_id, user_id, access_token_id, scopes, grant_id, dpop_jkt)
+      select ${tokens.refreshDigest}::bytea, s.application_id, s.user_id, a.id, s.scopes, s.grant_id,
+        ${tokens.refreshJkt}::text
       from source s join access a on a.digest = ${tokens.accessDigest} where ${tokens.refreshDigest}::bytea is not null
       returning id
     )
@@ -78,6 +82,7 @@ export interface RefreshTokenInfo {
   created_at: Date
   rotated_at: Date | null
   revoked_at: Date | null
+  dpop_jkt: string | null
 }
 
 export async function findRefreshToken(db: Db, digest: Buffer): Promise<RefreshTokenInfo | undefined> {
@@ -93,6 +98,7 @@ export async function findRefreshToken(db: Db, digest: Buffer): Promise<RefreshT
       'created_at',
       'rotated_at',
       'revoked_at',
+      'dpop_jkt',
     ])
     .where('digest', '=', digest)
     .executeTakeFirst()
@@ -171,6 +177,8 @@ export interface BearerTokenRow {
    * the user who owns the application. Read through `tokenUsable`, the one rule.
    */
   holder_blocked: boolean
+  /** the DPoP key the token is bound to (RFC 9449); null for a bearer token */
+  dpop_jkt: string | null
 }
 
 /** Whether an active token may act: the one rule of the API, token info and introspection. */
@@ -195,6 +203,7 @@ export async function findAccessTokenWithUser(db: Db, digest: Buffer): Promise<B
       't.created_at as token_created_at',
       't.expires_at',
       't.revoked_at',
+      't.dpop_jkt',
       sql<number>`floor(extract(epoch from t.expires_at - now()))::int`.as('expires_in'),
       sql<boolean>`coalesce(u.locked, false) or (t.user_id is null and coalesce(owner.locked, false))`.as(
         'holder_blocked',
@@ -213,6 +222,7 @@ export async function findAccessTokenWithUser(db: Db, digest: Buffer): Promise<B
     revoked_at,
     expires_in,
     holder_blocked,
+    dpop_jkt,
     ...user
   } = row
   return {
@@ -226,6 +236,7 @@ export async function findAccessTokenWithUser(db: Db, digest: Buffer): Promise<B
     expires_in,
     user: user.id === null ? null : (user as User),
     holder_blocked,
+    dpop_jkt,
   }
 }
 

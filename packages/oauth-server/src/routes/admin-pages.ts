@@ -43,6 +43,13 @@ export const adminPageRoutes = routePlugin('oauth-admin-pages-routes', (app) => 
           id !== account.user.id &&
           (await app.changes.commit((trx) => setUserLocked(trx, id, action === 'lock')))
         if (!changed) return notFound(reply)
+        await app.audit.record({
+          event: action === 'lock' ? 'user_blocked' : 'user_unblocked',
+          author: { user: account.user },
+          target: { type: 'User', id },
+          message: action === 'lock' ? 'Locked a user: sessions ended, tokens refused' : 'Unlocked a user',
+          ip: request.ip,
+        })
         await setFlash(app, account.session, {
           notice: action === 'lock' ? 'The user was locked.' : 'The user was unlocked.',
         })
@@ -82,6 +89,15 @@ export const adminPageRoutes = routePlugin('oauth-admin-pages-routes', (app) => 
             ? 'unknown'
             : await app.changes.commit((trx) => setApplicationTrusted(trx, id, action === 'trust'))
         if (outcome === 'unknown') return notFound(reply)
+        if (outcome === 'changed') {
+          await app.audit.record({
+            event: action === 'trust' ? 'oauth_application_trusted' : 'oauth_application_untrusted',
+            author: { user: account.user },
+            target: { type: 'Doorkeeper::Application', id: id as number },
+            message: action === 'trust' ? 'Trusted an application: no consent page' : 'Stopped trusting an application',
+            ip: request.ip,
+          })
+        }
         await setFlash(app, account.session, {
           notice:
             outcome === 'owned'

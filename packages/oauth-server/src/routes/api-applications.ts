@@ -4,10 +4,12 @@
  * (GitLab's Terraform provider, scripts) can register them. The shapes are GitLab's
  * Entities::Application and ApplicationWithSecret.
  */
+import type { FastifyRequest } from 'fastify'
 import Type from 'typebox'
 import { AccountError, createApplication } from '../accounts.ts'
 import { attributesFromQuery } from '../api-attributes.ts'
 import { authenticate, requireScope } from '../api-auth.ts'
+import { type AuditEventName, applicationTarget } from '../audit.ts'
 import type { Application } from '../db/schema.ts'
 import { parseScope, scopesAllowing } from '../domain/scopes.ts'
 import { digest, generateSecret } from '../domain/secrets.ts'
@@ -76,7 +78,24 @@ export const apiApplicationRoutes = routePlugin('oauth-api-application-routes', 
     const principal = await authenticate(request, app)
     requireScope(principal, scopesAllowing({ method: request.method, usersApi: false }))
     if (!principal.user.admin) throw new ApiError(403, '403 Forbidden')
+    return principal.user
   }
+
+  /** An administrator's change to an instance-wide application, recorded. */
+  const recordAdmin = (
+    request: FastifyRequest,
+    admin: { id: number; username: string },
+    event: AuditEventName,
+    application: { id: number; uid: string; name: string },
+    message: string,
+  ) =>
+    app.audit.record({
+      event,
+      author: { user: admin },
+      target: applicationTarget(application),
+      message,
+      ip: request.ip,
+    })
 
   app.post(
     '/api/v4/applications',
@@ -98,7 +117,7 @@ export const apiApplicationRoutes = routePlugin('oauth-api-application-routes', 
       },
     },
     async (request, reply) => {
-      await administrator(request)
+      const admin = await administrator(request)
       const { name, redirect_uri, scopes, confidential } = request.body
       try {
         const { application, secret } = await createApplication(app.db, {
@@ -108,6 +127,13 @@ export const apiApplicationRoutes = routePlugin('oauth-api-application-routes', 
           confidential,
           ownerId: null,
         })
+        await recordAdmin(
+          request,
+          admin,
+          'oauth_application_created',
+          application,
+          `Created the application ${application.name}`,
+        )
         return reply.code(201).send({ ...view(application), secret: secret ?? '' })
       } catch (error) {
         if (!(error instanceof AccountError)) throw error
@@ -153,9 +179,11 @@ export const apiApplicationRoutes = routePlugin('oauth-api-application-routes', 
       },
     },
     async (request, reply) => {
-      await administrator(request)
+      const admin = await administrator(request)
+      const found = await findApplicationById(app.db, request.params.id)
       const deleted = await app.changes.commit((trx) => deleteOwnedApplication(trx, request.params.id, null))
-      if (!deleted) throw new ApiError(404, NOT_FOUND)
+      if (!deleted || !found) throw new ApiError(404, NOT_FOUND)
+      await recordAdmin(request, admin, 'oauth_application_deleted', found, `Deleted the application ${found.name}`)
       return reply.code(204).send(null)
     },
   )
@@ -174,7 +202,7 @@ export const apiApplicationRoutes = routePlugin('oauth-api-application-routes', 
       },
     },
     async (request, reply) => {
-      await administrator(request)
+      const admin = await administrator(request)
       const secret = generateSecret('clientSecret')
       const renewed = await app.changes.commit(async (trx) => {
         await lockApplication(trx, request.params.id)
@@ -183,6 +211,13 @@ export const apiApplicationRoutes = routePlugin('oauth-api-application-routes', 
         return updateOwnedApplication(trx, found.id, null, { secret_digest: digest(secret) })
       })
       if (!renewed) throw new ApiError(404, NOT_FOUND)
+      await recordAdmin(
+        request,
+        admin,
+        'oauth_application_secret_renewed',
+        renewed,
+        `Renewed the secret of ${renewed.name}`,
+      )
       return reply.code(201).send({ ...view(renewed), secret })
     },
   )

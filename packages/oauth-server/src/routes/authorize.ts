@@ -1,10 +1,12 @@
 /** GET and POST /oauth/authorize: validate, sign in if needed, consent, redirect back. */
+
 import type { FastifyReply } from 'fastify'
 import Type from 'typebox'
+import { applicationTarget, byUser } from '../audit.ts'
 import {
   type AuthorizationRequest,
+  fromForm,
   fromSearchParams,
-  type ParameterSource,
   type Validation,
   validateAuthorizationRequest,
 } from '../authorization/request.ts'
@@ -30,25 +32,28 @@ const AuthorizeQuery = Type.Object(
     code_challenge: Type.Optional(Type.String({ description: 'PKCE (RFC 7636); required for public clients' })),
     code_challenge_method: Type.Optional(Type.String({ description: 'S256' })),
     nonce: Type.Optional(Type.String({ description: 'OpenID Connect: returned in the id_token' })),
+    dpop_jkt: Type.Optional(
+      Type.String({
+        description: 'RFC 9449 10: the code is redeemed only with a DPoP proof of this key (its JWK thumbprint)',
+      }),
+    ),
+    request_uri: Type.Optional(
+      Type.String({
+        description:
+          'RFC 9126: the request_uri /oauth/par answered, with client_id; the pushed parameters are used, and no others',
+      }),
+    ),
   },
   { additionalProperties: true },
 )
 
 const INVALID_CLIENT_TITLE = 'The authorization request is invalid'
 
-function fromForm(body: unknown): ParameterSource {
-  const record = (body ?? {}) as Record<string, unknown>
-  return {
-    get: (name) => {
-      const v = record[name]
-      return typeof v === 'string' ? v : Array.isArray(v) ? String(v[0]) : undefined
-    },
-    repeated: (name) => Array.isArray(record[name]) && (record[name] as unknown[]).length > 1,
-  }
-}
-
 /** The GET URL that restarts this authorization request (used to come back after sign-in). */
 function authorizeUrl(request: AuthorizationRequest): string {
+  if (request.pushed) {
+    return `/oauth/authorize?${new URLSearchParams({ client_id: request.client.uid, request_uri: request.pushed.requestUri })}`
+  }
   const params = new URLSearchParams({
     client_id: request.client.uid,
     redirect_uri: request.redirectUri,
@@ -59,6 +64,7 @@ function authorizeUrl(request: AuthorizationRequest): string {
   if (request.codeChallenge !== undefined) params.set('code_challenge', request.codeChallenge)
   if (request.codeChallengeMethod !== undefined) params.set('code_challenge_method', request.codeChallengeMethod)
   if (request.nonce !== undefined) params.set('nonce', request.nonce)
+  if (request.dpopJkt !== undefined) params.set('dpop_jkt', request.dpopJkt)
   return `/oauth/authorize?${params.toString()}`
 }
 
@@ -183,6 +189,15 @@ export const authorizeRoutes = routePlugin('oauth-authorize-routes', (app) => {
       const target = await db.transaction().execute(async (trx) => {
         await lockUserConsents(trx, user.id)
         await recordConsent(trx, user.id, authorization.client.id, authorization.scopes)
+        await app.audit.record(
+          {
+            event: 'oauth_consent_granted',
+            ...byUser(user, request.ip),
+            target: applicationTarget(authorization.client),
+            message: `Authorized ${authorization.client.name} for ${authorization.scopes.join(' ')}`,
+          },
+          trx,
+        )
         return approve(trx, authorization, user.id, settings.issuer, authTime)
       })
       return reply.redirect(target, 303)

@@ -4,7 +4,9 @@
  * verification page where a signed-in person enters the user code, then approves or denies.
  * The device then polls the token endpoint (grants/device-code.ts).
  */
+
 import Type from 'typebox'
+import { byUser } from '../audit.ts'
 import { checkUserCode } from '../credentials.ts'
 import { DEVICE_CODE_GRANT } from '../domain/grant-types.ts'
 import { DEVICE_CODE_TTL, DEVICE_POLL_INTERVAL } from '../domain/lifetimes.ts'
@@ -193,6 +195,7 @@ export const deviceRoutes = routePlugin('oauth-device-routes', (app) => {
             userCode: typed.toUpperCase(),
             applicationName: grant.applicationName,
             applicationOwner: grant.applicationOwner,
+            registeredItself: grant.applicationRegisteredItself,
             scopes: grant.scopes,
             username: account.user.username,
           }),
@@ -200,13 +203,24 @@ export const deviceRoutes = routePlugin('oauth-device-routes', (app) => {
       }
       const approved = decision === 'approve'
       const userId = account.user.id
-      const { applicationId, scopes } = grant
+      const { applicationId, scopes, applicationName } = grant
       // an approval is a consent: listed under Authorized applications, revoked with it, and in
       // turn with any revocation of this user's authorizations
       const decided = await db.transaction().execute(async (trx) => {
         await lockUserConsents(trx, userId)
         const recorded = await decideDeviceGrant(trx, userCode, userId, approved ? 'approved' : 'denied')
-        if (recorded && approved) await recordConsent(trx, userId, applicationId, scopes)
+        if (recorded && approved) {
+          await recordConsent(trx, userId, applicationId, scopes)
+          await app.audit.record(
+            {
+              event: 'oauth_consent_granted',
+              ...byUser(account.user, request.ip),
+              target: { type: 'Doorkeeper::Application', id: applicationId, details: applicationName },
+              message: `Authorized ${applicationName} on a device for ${scopes.join(' ')}`,
+            },
+            trx,
+          )
+        }
         return recorded
       })
       const notice = !decided

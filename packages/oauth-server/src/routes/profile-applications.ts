@@ -1,8 +1,10 @@
 /** /profile/applications: register, show, edit, renew, delete; authorized applications and revoke. */
+
 import type { FastifyRequest } from 'fastify'
 import type { Kysely } from 'kysely'
 import Type from 'typebox'
 import { applicationProblems, createApplication, sentence } from '../accounts.ts'
+import { applicationTarget, byUser } from '../audit.ts'
 import type { Application, OAuthDB } from '../db/schema.ts'
 import {
   DEFAULT_GRANT_TYPES,
@@ -190,6 +192,12 @@ export const profileApplicationRoutes = routePlugin('oauth-profile-applications-
         grantTypes: grantsOf(form),
         ownerId: account.user.id,
       })
+      await app.audit.record({
+        event: 'oauth_application_created',
+        ...byUser(account.user, request.ip),
+        target: applicationTarget(application),
+        message: `Created the application ${application.name}`,
+      })
       await setFlash(app, account.session, {
         notice: 'The application was created.',
         ...(secret ? { secret } : {}),
@@ -282,6 +290,15 @@ export const profileApplicationRoutes = routePlugin('oauth-profile-applications-
         await lockApplication(trx, application.id)
         await updateOwnedApplication(trx, application.id, account.user.id, { secret_digest: digest(secret) })
         await setFlash(app, account.session, { notice: 'The secret was renewed.', secret }, trx)
+        await app.audit.record(
+          {
+            event: 'oauth_application_secret_renewed',
+            ...byUser(account.user, request.ip),
+            target: applicationTarget(application),
+            message: `Renewed the secret of ${application.name}`,
+          },
+          trx,
+        )
       })
       return reply.redirect(`/profile/applications/${application.id}`, 303)
     },
@@ -311,6 +328,12 @@ export const profileApplicationRoutes = routePlugin('oauth-profile-applications-
       const application = await owned(request, account.user.id)
       if (!application) return notFound(reply)
       await app.changes.commit((trx) => deleteOwnedApplication(trx, application.id, account.user.id))
+      await app.audit.record({
+        event: 'oauth_application_deleted',
+        ...byUser(account.user, request.ip),
+        target: applicationTarget(application),
+        message: `Deleted the application ${application.name}`,
+      })
       await setFlash(app, account.session, { notice: `The application ${application.name} was deleted.` })
       return reply.redirect('/profile/applications', 303)
     },
@@ -330,6 +353,12 @@ export const profileApplicationRoutes = routePlugin('oauth-profile-applications-
         application !== undefined &&
         (await app.changes.commit((trx) => revokeHeldToken(trx, { applicationId: application.id }, token)))
       if (!revoked) return notFound(reply)
+      await app.audit.record({
+        event: 'oauth_token_revoked',
+        ...byUser(account.user, request.ip),
+        target: { type: 'OauthAccessToken', id: token, details: `a token of ${application.name}` },
+        message: `Revoked a client credentials token of ${application.name}`,
+      })
       await setFlash(app, account.session, { notice: 'The token was revoked.' })
       return reply.redirect(`/profile/applications/${application.id}`, 303)
     },
@@ -343,6 +372,12 @@ export const profileApplicationRoutes = routePlugin('oauth-profile-applications-
       const id = pathId(request)
       if (id === undefined) return notFound(reply)
       await app.changes.commit((trx) => revokeAuthorization(trx, account.user.id, id))
+      await app.audit.record({
+        event: 'oauth_consent_revoked',
+        ...byUser(account.user, request.ip),
+        target: { type: 'Doorkeeper::Application', id },
+        message: 'Revoked the authorization of an application, and its tokens',
+      })
       await setFlash(app, account.session, { notice: 'The authorization was revoked.' })
       return reply.redirect('/profile/applications', 303)
     },
@@ -357,6 +392,12 @@ export const profileApplicationRoutes = routePlugin('oauth-profile-applications-
       const revoked =
         id !== undefined && (await app.changes.commit((trx) => revokeHeldToken(trx, { userId: account.user.id }, id)))
       if (!revoked) return notFound(reply)
+      await app.audit.record({
+        event: 'oauth_token_revoked',
+        ...byUser(account.user, request.ip),
+        target: { type: 'OauthAccessToken', id: id as number },
+        message: 'Revoked a token of a password grant made without an application',
+      })
       await setFlash(app, account.session, { notice: 'The token was revoked.' })
       return reply.redirect('/profile/applications', 303)
     },

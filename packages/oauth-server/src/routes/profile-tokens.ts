@@ -1,6 +1,8 @@
 /** /profile/personal_access_tokens: create (value shown once), list, revoke. */
+
 import Type from 'typebox'
 import { createPersonalAccessToken, sentence, tokenProblems } from '../accounts.ts'
+import { byUser } from '../audit.ts'
 import { routePlugin } from '../oauth-app.ts'
 import { sendAccountPage } from '../pages/account.ts'
 import { accountGet, accountPost, notFound } from '../pages/account-routes.ts'
@@ -65,11 +67,17 @@ export const profileTokenRoutes = routePlugin('oauth-profile-tokens-routes', (ap
         })
         return sendAccountPage(reply, account, 'Personal access tokens', page, { status: 422 })
       }
-      const { token } = await createPersonalAccessToken(db, {
+      const { token, id } = await createPersonalAccessToken(db, {
         userId: account.user.id,
         name: form.name,
         scopes: form.scopes,
         expiresAt: form.expiresAt || null,
+      })
+      await app.audit.record({
+        event: 'personal_access_token_created',
+        ...byUser(account.user, request.ip),
+        target: { type: 'PersonalAccessToken', id, details: form.name },
+        message: `Created the personal access token ${form.name} (${form.scopes.join(' ')})`,
       })
       await setFlash(app, account.session, { secret: token })
       return reply.redirect(PATH, 303)
@@ -83,6 +91,12 @@ export const profileTokenRoutes = routePlugin('oauth-profile-tokens-routes', (ap
     async (request, reply, account) => {
       const id = pathId(request)
       if (id === undefined || !(await revokePersonalAccessToken(db, id, account.user.id))) return notFound(reply)
+      await app.audit.record({
+        event: 'personal_access_token_revoked',
+        ...byUser(account.user, request.ip),
+        target: { type: 'PersonalAccessToken', id },
+        message: 'Revoked a personal access token',
+      })
       await setFlash(app, account.session, { notice: 'The token was revoked.' })
       return reply.redirect(PATH, 303)
     },

@@ -55,6 +55,12 @@ const Introspection = Type.Object({
   iat: Type.Optional(Type.Integer()),
   sub: Type.Optional(Type.String()),
   iss: Type.Optional(Type.String()),
+  cnf: Type.Optional(
+    Type.Object(
+      { jkt: Type.String({ description: 'JWK SHA-256 thumbprint of the key' }) },
+      { description: 'A DPoP-bound token: the key it is bound to (RFC 9449 6.2)' },
+    ),
+  ),
 })
 
 export const revokeIntrospectRoutes = routePlugin('oauth-revoke-introspect-routes', (app) => {
@@ -98,9 +104,17 @@ export const revokeIntrospectRoutes = routePlugin('oauth-revoke-introspect-route
         throw new UnauthorizedClient('You are not authorized to revoke this token', 403)
       }
       // a refresh token ends its whole grant; an access token only itself
-      await app.changes.commit((trx) =>
-        refresh && found === refresh ? revokeGrant(trx, refresh.grant_id) : revokeAccessToken(trx, found.id),
-      )
+      const grant = refresh !== undefined && found === refresh
+      await app.changes.commit((trx) => (grant ? revokeGrant(trx, refresh.grant_id) : revokeAccessToken(trx, found.id)))
+      await app.audit.record({
+        event: 'oauth_token_revoked',
+        author: client ? { client: { uid: client.uid, name: client.name } } : 'anonymous',
+        target: { type: grant ? 'OauthRefreshToken' : 'OauthAccessToken', id: found.id },
+        message: grant
+          ? 'Revoked a refresh token and its whole grant (RFC 7009)'
+          : 'Revoked an access token (RFC 7009)',
+        ip: request.ip,
+      })
       return {}
     },
   )
@@ -113,7 +127,7 @@ export const revokeIntrospectRoutes = routePlugin('oauth-revoke-introspect-route
         tags: ['OAuth'],
         summary: 'Token introspection (RFC 7662)',
         description:
-          'For confidential clients (HTTP Basic or client_secret_post). A token is reported active only to the client it was issued to, and an access token to a resource server (an instance-wide application registered with `pnpm oauth resource-server:register`, such as the energy data API).',
+          'For confidential clients (HTTP Basic or client_secret_post). A DPoP-bound token says so (token_type DPoP) and names its key in cnf.jkt (RFC 9449 6.2). A token is reported active only to the client it was issued to, and an access token to a resource server (an instance-wide application registered with `pnpm oauth resource-server:register`, such as the energy data API).',
         consumes: ['application/x-www-form-urlencoded'],
         body: TokenBody,
         response: { 200: Introspection, ...OAuthErrorResponses },
@@ -144,10 +158,12 @@ export const revokeIntrospectRoutes = routePlugin('oauth-revoke-introspect-route
           ...(row.application_uid === null ? {} : { client_id: row.application_uid }),
           // a token of the application itself (client credentials) has no user
           ...(row.user ? { username: row.user.username, sub: String(row.user.id) } : {}),
-          token_type: 'Bearer',
+          token_type: row.dpop_jkt ? 'DPoP' : 'Bearer',
           exp: Math.floor(row.expires_at.getTime() / 1000),
           iat: Math.floor(row.token_created_at.getTime() / 1000),
           iss,
+          // a resource server checks a DPoP proof against this key (RFC 9449 6.2)
+          ...(row.dpop_jkt ? { cnf: { jkt: row.dpop_jkt } } : {}),
         }
       }
       const refresh = await findRefreshToken(db, digest(presented))
@@ -167,6 +183,7 @@ export const revokeIntrospectRoutes = routePlugin('oauth-revoke-introspect-route
         iat: Math.floor(refresh.created_at.getTime() / 1000),
         sub: String(refresh.user_id),
         iss,
+        ...(refresh.dpop_jkt ? { cnf: { jkt: refresh.dpop_jkt } } : {}),
       }
     },
   )

@@ -93,7 +93,7 @@ export const signUpRoutes = routePlugin('oauth-sign-up-routes', (app) => {
         return sendPage(reply, 422, 'Register', signUpPage({ csrf: csrfToken(session), form, errors }))
       }
       await startSession(reply, app, session, { userId: user.id })
-      await completeSignIn(app, user)
+      await completeSignIn(app, user, request.ip, 'sign-up')
       return reply.redirect('/profile', 303)
     },
   )

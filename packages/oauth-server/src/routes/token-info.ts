@@ -5,7 +5,7 @@
  * invalid_request (app/controllers/oauth/token_info_controller.rb).
  */
 import Type from 'typebox'
-import { lookupAccessToken, oauthTokenOf } from '../api-auth.ts'
+import { bindingError, lookupAccessToken, oauthTokenOf, proofKeyOf } from '../api-auth.ts'
 import { TokenInfoRefused } from '../errors.ts'
 import { routePlugin } from '../oauth-app.ts'
 import { noStore, SMALL_ANSWERS } from '../oauth-endpoints.ts'
@@ -20,6 +20,12 @@ const TokenInfo = Type.Object({
   created_at: Type.Integer({ description: 'Unix time, seconds' }),
   scopes: Type.Array(Type.String({ description: 'Alias of scope' })),
   expires_in_seconds: Type.Integer({ description: 'Alias of expires_in' }),
+  cnf: Type.Optional(
+    Type.Object(
+      { jkt: Type.String({ description: 'JWK SHA-256 thumbprint of the key' }) },
+      { description: 'A DPoP-bound token: the key it is bound to (RFC 9449 6)' },
+    ),
+  ),
 })
 
 export const tokenInfoRoutes = routePlugin('oauth-token-info-routes', (app) => {
@@ -31,21 +37,24 @@ export const tokenInfoRoutes = routePlugin('oauth-token-info-routes', (app) => {
         tags: ['OAuth'],
         summary: 'Information about an access token',
         description:
-          'Token from `?access_token=`, `Authorization: Bearer` or `?bearer_token=`. Implicit-flow clients must check application.uid before trusting a token. A missing or unusable token: 400 invalid_request, as GitLab.',
-        security: [{ bearer: [] }, { accessTokenQuery: [] }, { bearerTokenQuery: [] }],
+          'Token from `?access_token=`, `Authorization: Bearer` or `?bearer_token=`; a DPoP-bound token as `Authorization: DPoP` with its proof, and only so (its key in `cnf.jkt`). Implicit-flow clients must check application.uid before trusting a token. A missing or unusable token: 400 invalid_request, as GitLab; a refused DPoP proof: 401 with a DPoP challenge (RFC 9449).',
+        security: [{ bearer: [] }, { dpop: [] }, { accessTokenQuery: [] }, { bearerTokenQuery: [] }],
         querystring: Type.Object(
           { access_token: Type.Optional(Type.String()), bearer_token: Type.Optional(Type.String()) },
           { additionalProperties: true },
         ),
-        response: { 200: TokenInfo, 400: OAuthErrorBody },
+        response: { 200: TokenInfo, 400: OAuthErrorBody, 401: OAuthErrorBody },
       },
     },
     async (request, reply) => {
       noStore(reply)
-      const token = oauthTokenOf(request)
-      if (token === undefined) throw new TokenInfoRefused(false)
-      const lookup = await lookupAccessToken(app, token)
+      const credential = oauthTokenOf(request)
+      if (credential === undefined) throw new TokenInfoRefused(false)
+      const proofKey = credential.dpop ? await proofKeyOf(request, app, credential.token) : undefined
+      const lookup = await lookupAccessToken(app, credential.token)
       if (lookup.status !== 'active' || !tokenUsable(lookup.row)) throw new TokenInfoRefused(true)
+      const refusal = bindingError(lookup.row, proofKey)
+      if (refusal) throw refusal
       const { row, expiresIn } = lookup
       return {
         resource_owner_id: row.user?.id ?? null,
@@ -55,6 +64,7 @@ export const tokenInfoRoutes = routePlugin('oauth-token-info-routes', (app) => {
         created_at: Math.floor(row.token_created_at.getTime() / 1000),
         scopes: row.scopes,
         expires_in_seconds: expiresIn,
+        ...(row.dpop_jkt ? { cnf: { jkt: row.dpop_jkt } } : {}),
       }
     },
   )

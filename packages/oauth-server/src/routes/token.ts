@@ -3,7 +3,9 @@
  * no-store -> form body only -> read client credentials -> select grant -> authenticate client
  * -> check the client may use the grant -> allow-listed parameters -> grant handler.
  */
+
 import Type from 'typebox'
+import { applicationTarget } from '../audit.ts'
 import type { OAuthSettings } from '../config.ts'
 import type { Application } from '../db/schema.ts'
 import { InvalidClient, InvalidRequest, UnauthorizedClient, UnsupportedGrantType } from '../errors.ts'
@@ -11,7 +13,7 @@ import { authenticateClient, readClientCredentials } from '../grants/client-auth
 import { enabledGrantTypes, grants } from '../grants/index.ts'
 import type { GrantHandler } from '../grants/types.ts'
 import { routePlugin } from '../oauth-app.ts'
-import { noStore, requireFormBody, SMALL_ANSWERS } from '../oauth-endpoints.ts'
+import { noStore, requireFormBody, SMALL_ANSWERS, senderKey } from '../oauth-endpoints.ts'
 import { OAuthErrorResponses, TokenResponseBody } from '../schemas/oauth.ts'
 
 const param = (description: string) => Type.Optional(Type.String({ description }))
@@ -67,7 +69,7 @@ export const tokenRoutes = routePlugin('oauth-token-routes', (app) => {
         tags: ['OAuth'],
         summary: 'Token endpoint (RFC 6749 3.2)',
         description:
-          'Form-encoded. Grants: authorization_code (PKCE S256), password (client authentication optional; refused for users with 2FA; no refresh token), refresh_token (rotated; reuse revokes the family), client_credentials (confidential applications that switched it on; a token with no user), urn:ietf:params:oauth:grant-type:device_code (RFC 8628: authorization_pending, slow_down, expired_token, access_denied while polling). Client authentication by HTTP Basic or client_id/client_secret in the body.',
+          'Form-encoded. Grants: authorization_code (PKCE S256), password (client authentication optional; refused for users with 2FA; no refresh token), refresh_token (rotated; reuse revokes the family), client_credentials (confidential applications that switched it on; a token with no user), urn:ietf:params:oauth:grant-type:device_code (RFC 8628: authorization_pending, slow_down, expired_token, access_denied while polling). Client authentication by HTTP Basic or client_id/client_secret in the body. A `DPoP` header (RFC 9449) binds the tokens to its key: token_type DPoP (and the refresh token of a public client); a refused proof is 400 invalid_dpop_proof, or use_dpop_nonce with the nonce in `DPoP-Nonce` when nonces are on.',
         consumes: ['application/x-www-form-urlencoded'],
         body: TokenRequestBody,
         response: { 200: TokenResponseBody, ...OAuthErrorResponses },
@@ -77,6 +79,7 @@ export const tokenRoutes = routePlugin('oauth-token-routes', (app) => {
       noStore(reply)
       requireFormBody(request)
       const body = request.body as TokenBody
+      const dpopJkt = await senderKey(request, reply, app, '/oauth/token')
       const credentials = readClientCredentials(request.headers.authorization, body)
       const handler = selectGrant(app.settings, body.grant_type)
       const client = credentials ? await authenticateClient(app, credentials) : undefined
@@ -85,7 +88,16 @@ export const tokenRoutes = routePlugin('oauth-token-routes', (app) => {
       }
       checkClientGrant(client, body.grant_type as string)
       const params = allowListed(body, handler.parameters)
-      return handler.handle(app, { params, client, ip: request.ip })
+      const issued = await handler.handle(app, { params, client, ip: request.ip, dpopJkt })
+      // written with the others of the same second: one insert, not a commit per exchange
+      app.audit.soon({
+        event: 'oauth_token_issued',
+        author: client ? { client: { uid: client.uid, name: client.name } } : 'anonymous',
+        ...(client ? { target: applicationTarget(client) } : {}),
+        message: `Issued ${issued.refresh_token ? 'an access and a refresh token' : 'an access token'} (${body.grant_type}, ${issued.token_type}, ${issued.scope})`,
+        ip: request.ip,
+      })
+      return issued
     },
   )
 })

@@ -99,6 +99,7 @@ export const TokenQuery = Type.Object(
 
 export const ApiSecurity: Array<Record<string, string[]>> = [
   { bearer: [] },
+  { dpop: [] },
   { accessTokenQuery: [] },
   { bearerTokenQuery: [] },
   { privateToken: [] },

@@ -16,7 +16,9 @@ export const MessageBody = Type.Object({ message: Type.String() }, { description
 export const TokenResponseBody = Type.Object(
   {
     access_token: Type.String(),
-    token_type: Type.Literal('Bearer'),
+    token_type: Type.Union([Type.Literal('Bearer'), Type.Literal('DPoP')], {
+      description: 'DPoP for a token bound to the key of the DPoP proof sent (RFC 9449 5)',
+    }),
     expires_in: Type.Integer({ description: 'Seconds' }),
     refresh_token: Type.Optional(Type.String({ description: 'Not issued by the password grant' })),
     scope: Type.String(),

@@ -22,6 +22,8 @@ export async function newCode(
       codeChallenge: undefined,
       codeChallengeMethod: undefined,
       nonce: undefined,
+      dpopJkt: undefined,
+      pushed: undefined,
     },
     data.alice.id,
     'http://127.0.0.1',

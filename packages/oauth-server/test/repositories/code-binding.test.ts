@@ -21,6 +21,9 @@ import { seed, startServer, type TestServer } from '../helpers.ts'
 const REDIRECT = 'https://client.example/cb'
 const VERIFIER = 'dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk'
 const OTHER_VERIFIER = 'x'.repeat(43)
+/** JWK thumbprints (RFC 7638) of two DPoP keys */
+const KEY = 'k'.repeat(43)
+const OTHER_KEY = 'o'.repeat(43)
 
 interface CodeKind {
   name: string
@@ -28,6 +31,8 @@ interface CodeKind {
   method: 'S256' | 'plain' | null
   ttlSeconds: number
   used: boolean
+  /** RFC 9449 10: the DPoP key the code was requested for */
+  jkt?: string
 }
 
 const CODES: CodeKind[] = [
@@ -36,10 +41,19 @@ const CODES: CodeKind[] = [
   { name: 'no challenge', challenge: null, method: null, ttlSeconds: 600, used: false },
   { name: 'expired', challenge: s256(VERIFIER), method: 'S256', ttlSeconds: -1, used: false },
   { name: 'already used', challenge: null, method: null, ttlSeconds: 600, used: true },
+  { name: 'bound to a DPoP key', challenge: s256(VERIFIER), method: 'S256', ttlSeconds: 600, used: false, jkt: KEY },
 ]
 
-const ATTEMPTS: Array<{ name: string; client: 'own' | 'other'; redirect: string; verifier: string | null }> = [
+const ATTEMPTS: Array<{
+  name: string
+  client: 'own' | 'other'
+  redirect: string
+  verifier: string | null
+  jkt?: string
+}> = [
   { name: 'as requested', client: 'own', redirect: REDIRECT, verifier: VERIFIER },
+  { name: 'with a DPoP proof of the key', client: 'own', redirect: REDIRECT, verifier: VERIFIER, jkt: KEY },
+  { name: 'with a DPoP proof of another key', client: 'own', redirect: REDIRECT, verifier: VERIFIER, jkt: OTHER_KEY },
   { name: 'without verifier', client: 'own', redirect: REDIRECT, verifier: null },
   { name: 'another verifier', client: 'own', redirect: REDIRECT, verifier: OTHER_VERIFIER },
   { name: 'another redirect URI', client: 'own', redirect: `${REDIRECT}/x`, verifier: VERIFIER },
@@ -68,6 +82,7 @@ describe('code binding: the SQL rules and the explanation of a refusal agree', (
       codeChallengeMethod: kind.method,
       grantId: randomUUID(),
       ttlSeconds: kind.ttlSeconds,
+      dpopJkt: kind.jkt ?? null,
     })
     if (kind.used) {
       await server.db
@@ -87,6 +102,7 @@ describe('code binding: the SQL rules and the explanation of a refusal agree', (
       redirectUri: attempt.redirect,
       verifier: attempt.verifier,
       verifierS256: attempt.verifier === null ? null : s256(attempt.verifier),
+      dpopJkt: attempt.jkt ?? null,
     }
   }
 
@@ -109,6 +125,7 @@ describe('code binding: the SQL rules and the explanation of a refusal agree', (
             attempt.verifier === null ||
             verifierMatches(attempt.verifier, kind.challenge, kind.method ?? 'plain'),
           challenge_made: kind.challenge !== null || attempt.verifier === null,
+          dpop_key: kind.jkt === undefined || kind.jkt === attempt.jkt,
         })
         // the redemption goes through exactly when every rule holds
         const redeemed = await redeemCode(server.db, code, false)
@@ -133,6 +150,8 @@ describe('code binding: the SQL rules and the explanation of a refusal agree', (
       accessDigest: digest(generateSecret('accessToken')),
       refreshDigest: digest(generateSecret('refreshToken')),
       ttlSeconds: ACCESS_TOKEN_TTL,
+      accessJkt: null,
+      refreshJkt: null,
     }))
     const redeemed = await redeemAuthorizationCodes(
       server.db,
@@ -164,6 +183,7 @@ describe('code binding: the SQL rules and the explanation of a refusal agree', (
       redirectUri: REDIRECT,
       verifier: null,
       verifierS256: null,
+      dpopJkt: null,
     }
     expect(await checkAuthorizationCode(server.db, unknown)).toBeUndefined()
     expect(await redeemCode(server.db, unknown, false)).toBeUndefined()

@@ -89,6 +89,7 @@ describe('issuing tokens', () => {
       redirectUri: 'https://client.example/cb',
       verifier: null,
       verifierS256: null,
+      dpopJkt: null,
     }
     const redeemed = await redeemCode(server.db, attempt, true)
     expect(redeemed?.code).toMatchObject({ userId: data.alice.id, scopes: ['read_user'] })

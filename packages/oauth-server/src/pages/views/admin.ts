@@ -1,5 +1,6 @@
 /** Administrator pages: users (lock, unlock) and applications (trusted flag). */
 import type { Application, User } from '../../db/schema.ts'
+import { isInstanceWide } from '../../domain/consent.ts'
 import { notice } from '../account.ts'
 import { html, type SafeHtml } from '../html.ts'
 import { csrfField } from '../layout.ts'
@@ -44,11 +45,11 @@ ${notice(input.notice)}
 ${input.applications.map(
   (
     a,
-  ) => html`<tr><td>${a.name}</td><td>${a.owner ?? 'instance'}</td><td><code>${a.uid}</code></td><td>${a.confidential ? 'Yes' : 'No'}</td><td>${a.trusted ? 'Yes' : 'No'}</td>
+  ) => html`<tr><td>${a.name}</td><td>${a.owner ?? (a.registration_token_digest ? 'registered itself' : 'instance')}</td><td><code>${a.uid}</code></td><td>${a.confidential ? 'Yes' : 'No'}</td><td>${a.trusted ? 'Yes' : 'No'}</td>
 <td>${
-    a.owner_id === null || a.trusted
+    isInstanceWide(a) || a.trusted
       ? html`<form method="post" action="/admin/applications/${a.id}/${a.trusted ? 'untrust' : 'trust'}">${csrfField(input.csrf)}<button type="submit" class="small secondary" aria-label="${a.trusted ? 'Do not trust' : 'Trust'} ${a.name}">${a.trusted ? 'Mark untrusted' : 'Mark trusted'}</button></form>`
-      : html`<span class="hint">owned by a user</span>`
+      : html`<span class="hint">${a.owner_id === null ? 'registered itself' : 'owned by a user'}</span>`
   }</td></tr>`,
 )}
 </tbody></table>`

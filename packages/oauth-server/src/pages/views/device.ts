@@ -27,14 +27,18 @@ export function deviceConsentPage(options: {
   applicationName: string
   /** The user who registered the application; null for the instance's own. */
   applicationOwner: string | null
+  /** a client that registered itself (RFC 7591): no user, and not the instance's own either */
+  registeredItself: boolean
   scopes: string[]
   username: string
 }): SafeHtml {
   return html`<h1>Authorize ${options.applicationName}?</h1>
 <p class="registrant">${
-    options.applicationOwner === null
-      ? html`An application of this instance.`
-      : html`An application registered by the user <strong>${options.applicationOwner}</strong>, not by this instance.`
+    options.registeredItself
+      ? html`An application that registered itself, not one of this instance's own.`
+      : options.applicationOwner === null
+        ? html`An application of this instance.`
+        : html`An application registered by the user <strong>${options.applicationOwner}</strong>, not by this instance.`
   }</p>
 <p>A device using ${options.applicationName} asks to use your account <strong>${options.username}</strong>.
 Go on only if you started this on a device of yours and it shows the code <strong>${options.userCode}</strong>.</p>

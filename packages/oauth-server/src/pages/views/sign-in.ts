@@ -56,10 +56,44 @@ ${csrfField(options.csrf)}
 <input type="password" id="password" name="password" autocomplete="current-password" required>
 <button type="submit">Sign in</button>
 </form>
+${passkeyForm({ action: '/users/sign_in/passkey', options: '/users/sign_in/passkey/options', csrf: options.csrf, returnTo: options.returnTo, label: 'Use a passkey instead' })}
 ${options.signupEnabled ? html`<p>No account yet? <a href="/users/sign_up">Register</a></p>` : ''}`
 }
 
-export function twoFactorPage(options: { csrf: string; returnTo: string; error?: string | undefined }): SafeHtml {
+/**
+ * A passkey ceremony's form: hidden until the page's script (`/assets/passkeys.js`) shows it, since
+ * WebAuthn needs script; the script fetches the options, runs the ceremony and posts its answer in
+ * `webauthn_response`. Everything else on the page works without script.
+ */
+export function passkeyForm(input: {
+  action: string
+  options: string
+  csrf: string
+  returnTo?: string
+  label: string
+  name?: boolean
+}): SafeHtml {
+  return html`<form method="post" action="${input.action}" data-passkey="${input.name ? 'register' : 'authenticate'}" data-options="${input.options}" hidden>
+${csrfField(input.csrf)}
+${input.returnTo === undefined ? '' : html`<input type="hidden" name="return_to" value="${input.returnTo}">`}
+<input type="hidden" name="webauthn_response" value="">
+${
+  input.name
+    ? html`<label for="passkey_name">Name of the passkey</label>
+<input type="text" id="passkey_name" name="name" maxlength="100" required>`
+    : ''
+}
+<p class="error" role="alert" data-passkey-error hidden></p>
+<button type="submit" class="secondary">${input.label}</button>
+</form>`
+}
+
+export function twoFactorPage(options: {
+  csrf: string
+  returnTo: string
+  error?: string | undefined
+  passkeys?: boolean
+}): SafeHtml {
   return html`<h1>Two-factor authentication</h1>
 ${options.error ? html`<p class="error" role="alert">${options.error}</p>` : ''}
 <form method="post" action="/users/two_factor">
@@ -69,21 +103,26 @@ ${csrfField(options.csrf)}
 <input type="text" id="otp_attempt" name="otp_attempt" autocomplete="one-time-code" aria-describedby="otp_hint" required autofocus>
 <span class="hint" id="otp_hint">The six digits your app shows, or one of your recovery codes.</span>
 <button type="submit">Verify</button>
-</form>`
+</form>
+${options.passkeys ? passkeyForm({ action: '/users/two_factor', options: '/users/two_factor/passkey/options', csrf: options.csrf, returnTo: options.returnTo, label: 'Use a passkey' }) : ''}`
 }
 
 export function consentPage(options: { csrf: string; request: AuthorizationRequest; username: string }): SafeHtml {
   const { request } = options
-  const hidden: Record<string, string | undefined> = {
-    client_id: request.client.uid,
-    redirect_uri: request.redirectUri,
-    response_type: request.responseType,
-    scope: request.scopes.join(' '),
-    state: request.state,
-    code_challenge: request.codeChallenge,
-    code_challenge_method: request.codeChallengeMethod,
-    nonce: request.nonce,
-  }
+  // a pushed request is named by its request_uri alone (RFC 9126 4)
+  const hidden: Record<string, string | undefined> = request.pushed
+    ? { client_id: request.client.uid, request_uri: request.pushed.requestUri }
+    : {
+        client_id: request.client.uid,
+        redirect_uri: request.redirectUri,
+        response_type: request.responseType,
+        scope: request.scopes.join(' '),
+        state: request.state,
+        code_challenge: request.codeChallenge,
+        code_challenge_method: request.codeChallengeMethod,
+        nonce: request.nonce,
+        dpop_jkt: request.dpopJkt,
+      }
   return html`<h1>Authorize ${request.client.name}?</h1>
 <p>${request.client.name} asks to use your account <strong>${options.username}</strong>.</p>
 <p>It will be able to:</p>

@@ -1,7 +1,10 @@
 /** /profile/two_factor_auth: enrol with a QR code or the manual key, recovery codes, disable. */
+
+import type { Passkey } from '../../repositories/passkeys.ts'
 import { errorList, notice } from '../account.ts'
 import { html, raw, type SafeHtml } from '../html.ts'
 import { csrfField } from '../layout.ts'
+import { passkeyForm } from './sign-in.ts'
 
 export function enrolPage(input: {
   csrf: string
@@ -33,6 +36,7 @@ export function enabledPage(input: {
   unusedCodes: number
   errors: string[]
   notice?: string | undefined
+  passkeys: readonly Passkey[]
 }): SafeHtml {
   return html`<h1>Two-factor authentication</h1>
 ${notice(input.notice)}
@@ -44,7 +48,24 @@ ${
     : ''
 }
 <p>Two-factor authentication is <strong>on</strong>. You have ${input.unusedCodes} unused recovery ${input.unusedCodes === 1 ? 'code' : 'codes'}.</p>
+<h2>Passkeys</h2>
+<p>A passkey signs you in as a second factor instead of a code, or on its own, without your password (your device asks for its PIN or your fingerprint).</p>
+${
+  input.passkeys.length
+    ? html`<table><thead><tr><th scope="col">Name</th><th scope="col">Added</th><th scope="col">Last used</th><th scope="col"><span class="hint">Remove (current password)</span></th></tr></thead><tbody>
+${input.passkeys.map(
+  (
+    p,
+  ) => html`<tr><td>${p.name}</td><td>${p.created_at.toISOString().slice(0, 10)}</td><td>${p.last_used_at ? p.last_used_at.toISOString().slice(0, 10) : 'Never'}</td>
+<td><form method="post" action="/profile/two_factor_auth/passkeys/${p.id}/delete">${csrfField(input.csrf)}<label for="remove_password_${p.id}" class="hint">Current password</label><input type="password" id="remove_password_${p.id}" name="current_password" autocomplete="current-password" required><button type="submit" class="small danger" aria-label="Remove the passkey ${p.name}">Remove</button></form></td></tr>`,
+)}
+</tbody></table>`
+    : html`<p>No passkey yet.</p>`
+}
+${passkeyForm({ action: '/profile/two_factor_auth/passkeys', options: '/profile/two_factor_auth/passkeys/options', csrf: input.csrf, label: 'Add a passkey', name: true })}
+<noscript><p class="hint">Adding or using a passkey needs JavaScript; codes and recovery codes work without it.</p></noscript>
 <h2>Disable two-factor authentication</h2>
+<p class="hint">Disabling it removes your passkeys too.</p>
 <form method="post" action="/profile/two_factor_auth/disable" novalidate>
 ${csrfField(input.csrf)}
 ${errorList(input.errors)}
