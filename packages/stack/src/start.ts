@@ -28,6 +28,7 @@ import {
 } from '@campus/shared'
 import { openAndMigrate } from './databases.ts'
 import { identityConsumer, wireIdentity } from './identity.ts'
+import { portProblems } from './ports.ts'
 import { prettyLine } from './pretty.ts'
 import { loadStackConfig, type StackConfig, services } from './services.ts'
 import { type DemoDetails, readDemoDetails, serviceUrls, tryItBlock, writeDemoDetails } from './try-it.ts'
@@ -134,6 +135,11 @@ async function prepareDemo(
 runMain(async () => {
   const { watch } = options()
   const config = loadStackConfig()
+  const taken = await portProblems(config)
+  if (taken.length) {
+    for (const line of taken) process.stderr.write(`[start]  ${line}\n`)
+    process.exit(1)
+  }
   const databases: Array<ServiceDatabase<unknown>> = []
   const children = new Set<ServiceProcess>()
   let stopping = false
