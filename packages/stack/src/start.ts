@@ -123,9 +123,10 @@ async function prepareDemo(
   }
   const works = async (key: string) =>
     (await fetch(`${serviceUrls(config).energy}/metadata/meters/`, { headers: { 'x-api-key': key } })).status === 200
-  if (!details.energy || !(await works(details.energy.key))) {
-    const result = (await run('energy', ['demo:key'])) as { key?: string } | undefined
-    if (result?.key) details.energy = { key: result.key }
+  if (!details.energy?.gatewayKey || !(await works(details.energy.key))) {
+    const result = (await run('energy', ['demo:key'])) as { key?: string; gateway_key?: string } | undefined
+    if (result?.key)
+      details.energy = { key: result.key, ...(result.gateway_key ? { gatewayKey: result.gateway_key } : {}) }
     else delete details.energy
   }
   if (details.oauth || details.energy) writeDemoDetails(config, details)

@@ -114,6 +114,17 @@ describe('pnpm start', () => {
       expect((await fetch(`${ingest}/health/ready`)).status).toBe(200)
       const key = /API key +(edk_\S+)/.exec(block)?.[1]
       expect(key).toBeTruthy()
+      // the Live line's POST takes the gateway key shown under it; the reading key may not write
+      const gatewayKey = /Gateway key +(edk_\S+)/.exec(block)?.[1]
+      expect(block).toContain(`POST ${ingest}/ingest/senml with the gateway key`)
+      const post = (apiKey: string) =>
+        fetch(`${ingest}/ingest/senml`, {
+          method: 'POST',
+          headers: { 'x-api-key': apiKey, 'content-type': 'application/senml+json' },
+          body: JSON.stringify([{ n: 'urn:campus:meter:900', u: 'kW', v: 41.7 }]),
+        })
+      expect((await post(gatewayKey!)).status).toBe(200)
+      expect((await post(key!)).status).toBe(403)
       // the key works while the demo data is still being seeded
       const meters = await fetch(`${energy}/metadata/meters/`, { headers: { 'x-api-key': key! } })
       expect(meters.status).toBe(200)
