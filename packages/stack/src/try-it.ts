@@ -99,8 +99,14 @@ export function tryItBlock(
     ['OAuth API docs', `${oauth}/docs`],
     ['Data API docs', `${energy}/docs`],
   ]
-  if (details.oauth)
-    rows.push(['Demo client', `${details.oauth.client_id} (public, PKCE; ${details.oauth.redirect_uri})`])
+  if (details.oauth) {
+    // the example web application serves that redirect URI: the client works as it is
+    const port = new URL(details.oauth.redirect_uri).port
+    rows.push([
+      'Demo client',
+      `${details.oauth.client_id} (public, PKCE; ${details.oauth.redirect_uri}): CLIENT_ID=${details.oauth.client_id} PORT=${port} npm run example:web-client`,
+    ])
+  }
   if (details.energy) {
     rows.push(['API key', `${details.energy.key} (reads every endpoint of the data API)`])
     rows.push(['Try', `curl -H 'x-api-key: ${details.energy.key}' '${energy}/data/pv?aggregation=1%20h'`])
