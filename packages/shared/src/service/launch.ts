@@ -145,7 +145,8 @@ export async function launchService(
   // its output, or where it went (a caller that keeps none has shown it line by line)
   const said = () => {
     const tail = running.output().slice(-4000)
-    return tail ? `:\n${tail}` : ' (its output, if any, is above)'
+    if (tail) return `:\n${tail}`
+    return options.maxOutput === 0 ? ' (its output, if any, is above)' : ' (it printed nothing)'
   }
   for (;;) {
     if (exited) throw new Error(`${descriptor.title} exited before it was ready${said()}`)
