@@ -6,6 +6,8 @@ export default defineConfig({
     pool: 'forks',
     // drops the migrated templates the run made on a shared PostgreSQL server, once it ends
     globalSetup: ['packages/shared/src/testing/global-setup.ts'],
+    // test users' passwords hashed at a low (still argon2id) cost
+    setupFiles: ['packages/oauth-server/test/setup.ts'],
     // two cores: two files at a time, each with its own database
     maxWorkers: 2,
     // A hang guard, not a speed limit: a slow or busy machine never trips it, a test that hangs

@@ -1,8 +1,9 @@
 /**
- * `pnpm bench [name...]`: runs the benchmarks in this folder one after another (all but the
- * 60-second soaks, or those whose file name contains one of the names: `pnpm bench soak`), each
- * as its own process so they never share a heap. Each prints its figures against the baseline
- * it runs side by side.
+ * `pnpm bench [name...]` (`npm run bench -- [name...]`): runs the benchmarks in this folder one
+ * after another (all but the 60-second soaks; or, for each name, the file of that name,
+ * `pnpm bench energy` is `energy.ts`, else those whose file name contains it, `pnpm bench soak`),
+ * each as its own process so they never share a heap. Each prints its figures against the
+ * baseline it runs side by side.
  */
 import { spawnSync } from 'node:child_process'
 import { readdirSync } from 'node:fs'
@@ -10,10 +11,15 @@ import { fileURLToPath } from 'node:url'
 
 const here = fileURLToPath(new URL('.', import.meta.url))
 const filters = process.argv.slice(2)
-const benches = readdirSync(here)
+const all = readdirSync(here)
   .filter((f) => f.endsWith('.ts') && f !== 'run.ts' && !f.includes('support'))
-  .filter((f) => (filters.length === 0 ? !f.startsWith('soak-') : filters.some((name) => f.includes(name))))
   .sort()
+const named = (name: string) => {
+  const exact = all.filter((f) => f === `${name.replace(/\.ts$/, '')}.ts`)
+  return exact.length ? exact : all.filter((f) => f.includes(name))
+}
+const benches =
+  filters.length === 0 ? all.filter((f) => !f.startsWith('soak-')) : [...new Set(filters.flatMap(named))].sort()
 
 if (benches.length === 0) {
   process.stderr.write(`no benchmark matches ${filters.join(', ')}\n`)

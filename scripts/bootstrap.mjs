@@ -161,6 +161,10 @@ if (!command) {
   process.stderr.write('usage: node scripts/bootstrap.mjs COMMAND [ARG...]\n')
   process.exit(2)
 }
+// Node's compile cache (Node 22.1 and later): the modules a service, a command or a test process
+// loads are compiled once and kept, not again at each of their thousands of starts (a third of the
+// CPU a command spends before it runs). Older Nodes ignore the variable.
+env.NODE_COMPILE_CACHE ??= join(root, 'node_modules', '.cache', 'node-compile-cache')
 const program = command === 'node' ? node : (which(command, env.PATH) ?? command)
 const child = spawn(program, args, { cwd: process.cwd(), env, stdio: 'inherit' })
 // Every signal is passed on, so one sent to this process alone (a supervisor's SIGTERM) reaches

@@ -3,13 +3,18 @@
  * standard client (oauth4webapi): "Sign in" runs the authorization-code flow with PKCE and shows
  * /api/v4/user; "Implicit flow" gets a token in the URL fragment, which a page script reads.
  *
- *   CLIENT_ID=... CLIENT_SECRET=... [ISSUER=http://127.0.0.1:3000] [PORT=8080] npm run example:web-client
+ *   CLIENT_ID=... CLIENT_SECRET=... [ISSUER=...] [PORT=8080] npm run example:web-client
+ *
+ * ISSUER defaults to where the running `npm start` announced the OAuth server
+ * (`.data/stack.json`), else to the default port.
  *
  * Register the application with the redirect URIs http://127.0.0.1/callback and
  * http://127.0.0.1/implicit/callback (loopback redirects may use any port) and scope read_user.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { fileURLToPath } from 'node:url'
+import { serviceUrl } from '@campus/shared/running-stack'
 import * as oauth from 'oauth4webapi'
 
 export interface ExampleOptions {
@@ -190,7 +195,13 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     process.exit(2)
   }
   const example = await startExample({
-    issuer: process.env.ISSUER ?? 'http://127.0.0.1:3000',
+    issuer:
+      process.env.ISSUER ??
+      serviceUrl(
+        { name: 'oauth', portEnv: 'OAUTH_PORT', defaultPort: 3000 },
+        // the stack this checkout runs, wherever it was started from (its DATA_DIR unless one is set)
+        { ...process.env, DATA_DIR: process.env.DATA_DIR || fileURLToPath(new URL('../../.data', import.meta.url)) },
+      ),
     clientId: process.env.CLIENT_ID,
     clientSecret: process.env.CLIENT_SECRET,
     port: Number(process.env.PORT ?? 8080),

@@ -2,8 +2,10 @@
  * Serves the single-page application (public/) as any static host would, plus `config.js` with
  * where the services are. Nothing of the OAuth flow runs here: the browser does it all.
  *
- *   CLIENT_ID=... API_KEY=... [ISSUER=http://127.0.0.1:3000] [DATA_API=http://127.0.0.1:8000] [PORT=5173] \
- *     npm run example:spa
+ *   CLIENT_ID=... API_KEY=... [ISSUER=...] [DATA_API=...] [PORT=5173] npm run example:spa
+ *
+ * ISSUER and DATA_API default to where the running `npm start` announced its services
+ * (`.data/stack.json`), else to the default ports.
  *
  * Register a public application (no secret) with the redirect URI http://127.0.0.1/callback
  * (loopback redirects may use any port) and scope read_user; create an API key with /data/*.
@@ -12,6 +14,7 @@ import { readFileSync } from 'node:fs'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { fileURLToPath } from 'node:url'
+import { serviceUrl } from '@campus/shared/running-stack'
 
 export interface SpaOptions {
   issuer: string
@@ -65,10 +68,15 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     }
     return value
   }
+  // the stack this checkout runs, wherever it was started from (its DATA_DIR unless one is set)
+  const stack = {
+    ...process.env,
+    DATA_DIR: process.env.DATA_DIR || fileURLToPath(new URL('../../.data', import.meta.url)),
+  }
   const spa = await startSpa({
-    issuer: env('ISSUER', 'http://127.0.0.1:3000'),
+    issuer: env('ISSUER', serviceUrl({ name: 'oauth', portEnv: 'OAUTH_PORT', defaultPort: 3000 }, stack)),
     clientId: env('CLIENT_ID'),
-    dataApi: env('DATA_API', 'http://127.0.0.1:8000'),
+    dataApi: env('DATA_API', serviceUrl({ name: 'energy', portEnv: 'ENERGY_PORT', defaultPort: 8000 }, stack)),
     apiKey: env('API_KEY'),
     port: Number(process.env.PORT ?? 5173),
   })

@@ -83,7 +83,7 @@ const commands: Record<string, Command<Context>> = {
     },
   },
   export: {
-    usage: `export --group ${GROUP_NAMES.join('|')} --from DATETIME --to DATETIME [--format csv|txt|raw] [--output FILE] [--url URL]`,
+    usage: `export --group ${GROUP_NAMES.join('|')} --from DATETIME --to DATETIME (UTC unless given an offset) [--format csv|txt|raw] [--output FILE] [--url URL]`,
     opens: false,
     run(_context, args) {
       const { values: v } = parseFlags(args, {

@@ -39,19 +39,24 @@ describe('demo (run by pnpm start on every start)', () => {
     expect(await count('api_keys')).toBe(0)
   })
 
-  it('demo:key makes a key for every endpoint before any data, replacing the previous demo key', async () => {
+  it('demo:key makes a key for every endpoint and a gateway key for /ingest/ before any data, replacing the previous ones', async () => {
     const first = await demoKey(database.db, options)
     expect(first.key).toMatch(/^edk_/)
     expect(first.endpoints).toEqual(['*'])
+    expect(first.gateway_key).toMatch(/^edk_/)
+    expect(first.gateway_endpoints).toEqual(['/ingest/*'])
     expect(first.try[0]).toContain(first.key)
     const second = await demoKey(database.db, options)
     const keys = await sql<{ name: string; revoked: boolean }>`
       select name, revoked_at is not null as revoked from api_keys order by id`.execute(database.db)
     expect(keys.rows).toEqual([
       { name: 'demo', revoked: true },
+      { name: 'demo-gateway', revoked: true },
       { name: 'demo', revoked: false },
+      { name: 'demo-gateway', revoked: false },
     ])
     expect(second.key).not.toBe(first.key)
+    expect(second.gateway_key).not.toBe(first.gateway_key)
   })
 
   it('never adds demo data to a database holding real data', async () => {

@@ -190,7 +190,8 @@ export async function energyCli(
   args: string[],
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return runServiceCommand(energyService, args, {
-    env: { ENERGY_DATABASE_URL: url, LOG_LEVEL: 'silent', MIGRATE_ON_START: '' },
+    // as pnpm runs it: the usage lines say `pnpm energy` (npm run energy -- under npm)
+    env: { ENERGY_DATABASE_URL: url, LOG_LEVEL: 'silent', MIGRATE_ON_START: '', npm_config_user_agent: 'pnpm/12.21.0' },
   })
 }
 

@@ -16,7 +16,7 @@ import { BASE, eventually, ingestDatabase, QUARTER, quarterStats, storedQuarters
  * (the database gone, the broker unreachable).
  */
 const mosquittoUrl = process.env.TEST_MQTT_URL || 'mqtt://127.0.0.1:1883'
-const onBroker = await needsService('ingest fault tests (Mosquitto)', 'TEST_MQTT_URL', mosquittoUrl)
+const onBroker = await needsService('ingest fault tests (Mosquitto)', 'TEST_MQTT_URL')
 
 /** The mosquitto program, for a broker of the test's own (Debian puts it in /usr/sbin, off a user's PATH). */
 const MOSQUITTO = [...(process.env.PATH ?? '').split(':'), '/usr/sbin', '/usr/local/sbin']

@@ -328,7 +328,7 @@ const brokers: Array<[string, () => Promise<{ url: string; close: () => Promise<
   ['the embedded broker (aedes)', () => startEmbeddedBroker('127.0.0.1', 0)],
 ]
 const mosquittoUrl = process.env.TEST_MQTT_URL || 'mqtt://127.0.0.1:1883'
-if (await needsService('Mosquitto tests', 'TEST_MQTT_URL', mosquittoUrl)) {
+if (await needsService('Mosquitto tests', 'TEST_MQTT_URL')) {
   brokers.push(['Mosquitto', async () => ({ url: mosquittoUrl, close: async () => undefined })])
 }
 

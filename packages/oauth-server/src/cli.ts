@@ -122,7 +122,7 @@ const commands: Record<string, Command<Context>> = {
 
   'app:create': {
     usage:
-      'app:create --name NAME --redirect-uri URI... --scopes "api read_user" [--public] [--trusted] [--grants LIST] [--no-ropc] [--client-credentials] [--device-code]',
+      'app:create --name NAME --redirect-uri URI... --scopes "api read_user" [--public] [--trusted] [--grants LIST] [--ropc] [--client-credentials] [--device-code]',
     async run({ db }, args) {
       const { values: v } = parseFlags(args, {
         name: { type: 'string' },
@@ -136,7 +136,9 @@ const commands: Record<string, Command<Context>> = {
         'device-code': { type: 'boolean' },
       })
       let grants = typeof v.grants === 'string' ? v.grants.split(/[ ,]+/).filter(Boolean) : undefined
-      if (typeof v.ropc === 'boolean') grants = withRopc(grants ?? DEFAULT_GRANT_TYPES, v.ropc)
+      // the password grant only when asked for (RFC 9700 2.4): --ropc, or a --grants list naming it
+      if (typeof v.ropc === 'boolean' || grants === undefined)
+        grants = withRopc(grants ?? DEFAULT_GRANT_TYPES, v.ropc === true)
       if (typeof v['client-credentials'] === 'boolean') {
         grants = withGrant(grants ?? DEFAULT_GRANT_TYPES, 'client_credentials', v['client-credentials'])
       }

@@ -33,6 +33,8 @@ const cliEnv = (databaseUrl: string) => ({
   OAUTH_DATABASE_URL: databaseUrl,
   LOG_LEVEL: 'silent',
   MIGRATE_ON_START: '',
+  // as pnpm runs it (npm test would pass its own: the usage then shows the npm form, tested below)
+  npm_config_user_agent: 'pnpm/12.21.0',
 })
 
 interface CliResult {
@@ -68,7 +70,7 @@ const passwordGrant = (clientId: string, secret: string) =>
   })
 
 describe('pnpm oauth app:create / app:update', () => {
-  it("switches an application's password grant (GitLab's ropc_enabled) off and on", async () => {
+  it("makes an application without the password grant unless asked (RFC 9700), and switches it (GitLab's ropc_enabled) on and off", async () => {
     const created = await oauth(
       'app:create',
       '--name',
@@ -77,7 +79,6 @@ describe('pnpm oauth app:create / app:update', () => {
       'https://cli.example/cb',
       '--scopes',
       'read_user',
-      '--no-ropc',
     )
     expect(created.status).toBe(0)
     expect(created.json).toMatchObject({
@@ -235,6 +236,12 @@ describe('pnpm oauth: the shared command-line shape', () => {
     const one = await runServiceCommand(oauthService, ['pat:create', '--help'], { env: cliEnv(server.database.url) })
     expect(one.code).toBe(0)
     expect(one.stdout).toMatch(/^usage: pnpm oauth pat:create --username/)
+    // run by npm (npm run oauth -- ...), the usage shows that form
+    const byNpm = await runServiceCommand(oauthService, ['nope'], {
+      env: { ...cliEnv(server.database.url), npm_config_user_agent: 'npm/10.8.2 node/v20.19.2 linux x64' },
+    })
+    expect(byNpm.code).toBe(2)
+    expect(byNpm.stderr).toContain('usage: npm run oauth -- <command>\n  user:create')
   })
 
   it('an invalid value is a usage mistake; something in the way (a taken name) a failure', async () => {

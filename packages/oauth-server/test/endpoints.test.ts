@@ -270,3 +270,22 @@ describe('RFC 8414 authorization server metadata', () => {
     }
   })
 })
+
+describe('a body the endpoints cannot read', () => {
+  it('answers 415 naming the types they take, whether the type is wrong or missing', async () => {
+    const post = (headers: Record<string, string>) =>
+      server.app.inject({ method: 'POST', url: '/oauth/token', headers, payload: 'grant_type=password' })
+    const missing = await post({})
+    expect(missing.statusCode).toBe(415)
+    expect(missing.json()).toEqual({
+      error: 'invalid_request',
+      error_description:
+        'Unsupported Media Type: the body has no Content-Type; send application/x-www-form-urlencoded, application/json',
+    })
+    const wrong = await post({ 'content-type': 'application/xml' })
+    expect(wrong.statusCode).toBe(415)
+    expect(wrong.json().error_description).toBe(
+      'Unsupported Media Type: application/xml is not taken; send application/x-www-form-urlencoded, application/json',
+    )
+  })
+})

@@ -9,7 +9,7 @@ import { getPage, signedIn, submit } from './pages-helpers.ts'
 
 const limits = { accountLimit: 2, ipLimit: 3, windowSeconds: 30 }
 const redisUrl = process.env.REDIS_URL || 'redis://127.0.0.1:6379'
-const redisUp = await needsService('Redis throttle test', 'REDIS_URL', redisUrl)
+const redisUp = await needsService('Redis throttle test', 'REDIS_URL')
 
 async function behaves(throttle: Throttle) {
   expect(await throttle.attempt('alice', '10.0.0.1')).toBeUndefined()

@@ -1,5 +1,6 @@
 /** The line a test skipped for a missing server prints: it names the variable to set. */
 import { afterEach, describe, expect, it, vi } from 'vitest'
+import { answersAt } from '../src/net.ts'
 import { needsService } from '../src/testing/requirements.ts'
 
 const saved = {
@@ -35,11 +36,23 @@ describe('needsService', () => {
     )
 
     process.env.REDIS_URL = 'redis://127.0.0.1:1'
-    const nobody = await printed(() => needsService('Redis tests', 'REDIS_URL', 'redis://127.0.0.1:6379'))
+    const nobody = await printed(() => needsService('Redis tests', 'REDIS_URL'))
     expect(nobody.result).toBe(false)
     expect(nobody.lines).toBe(
       '[test] Redis tests skipped (nothing answers at 127.0.0.1:1): set REDIS_URL to a server that answers, e.g. REDIS_URL=redis://127.0.0.1:6379; CI runs them\n',
     )
+  })
+
+  it('uses only a server its variable names, never one found at a default address', async () => {
+    delete process.env.CI
+    const machine = await answersAt('redis://127.0.0.1:6379')
+    delete process.env.REDIS_URL
+    const unset = await printed(() => needsService('Redis tests', 'REDIS_URL'))
+    expect(unset.result).toBe(false)
+    expect(unset.lines).toContain('(REDIS_URL is not set)')
+    // the same Redis, named: used
+    process.env.REDIS_URL = 'redis://127.0.0.1:6379'
+    expect((await printed(() => needsService('Redis tests', 'REDIS_URL'))).result).toBe(machine)
   })
 
   it('under CI, always runs them (a missing server then fails loudly)', async () => {

@@ -28,6 +28,7 @@ import {
 } from '@campus/shared'
 import { openAndMigrate } from './databases.ts'
 import { identityConsumer, wireIdentity } from './identity.ts'
+import { portProblems } from './ports.ts'
 import { prettyLine } from './pretty.ts'
 import { loadStackConfig, type StackConfig, services } from './services.ts'
 import { type DemoDetails, readDemoDetails, serviceUrls, tryItBlock, writeDemoDetails } from './try-it.ts'
@@ -122,9 +123,10 @@ async function prepareDemo(
   }
   const works = async (key: string) =>
     (await fetch(`${serviceUrls(config).energy}/metadata/meters/`, { headers: { 'x-api-key': key } })).status === 200
-  if (!details.energy || !(await works(details.energy.key))) {
-    const result = (await run('energy', ['demo:key'])) as { key?: string } | undefined
-    if (result?.key) details.energy = { key: result.key }
+  if (!details.energy?.gatewayKey || !(await works(details.energy.key))) {
+    const result = (await run('energy', ['demo:key'])) as { key?: string; gateway_key?: string } | undefined
+    if (result?.key)
+      details.energy = { key: result.key, ...(result.gateway_key ? { gatewayKey: result.gateway_key } : {}) }
     else delete details.energy
   }
   if (details.oauth || details.energy) writeDemoDetails(config, details)
@@ -134,6 +136,11 @@ async function prepareDemo(
 runMain(async () => {
   const { watch } = options()
   const config = loadStackConfig()
+  const taken = await portProblems(config)
+  if (taken.length) {
+    for (const line of taken) process.stderr.write(`[start]  ${line}\n`)
+    process.exit(1)
+  }
   const databases: Array<ServiceDatabase<unknown>> = []
   const children = new Set<ServiceProcess>()
   let stopping = false

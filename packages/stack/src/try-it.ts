@@ -14,7 +14,8 @@ import { services } from './services.ts'
 
 export interface DemoDetails {
   oauth?: { username: string; password: string; client_id: string; redirect_uri: string }
-  energy?: { key: string }
+  /** `gatewayKey`: the demo's key for POST /ingest/senml (absent in the details of older starts). */
+  energy?: { key: string; gatewayKey?: string }
 }
 
 type ServiceName = keyof DemoDetails
@@ -98,18 +99,26 @@ export function tryItBlock(
     ['OAuth API docs', `${oauth}/docs`],
     ['Data API docs', `${energy}/docs`],
   ]
-  if (details.oauth)
-    rows.push(['Demo client', `${details.oauth.client_id} (public, PKCE; ${details.oauth.redirect_uri})`])
+  if (details.oauth) {
+    // the example web application serves that redirect URI: the client works as it is
+    const port = new URL(details.oauth.redirect_uri).port
+    rows.push([
+      'Demo client',
+      `${details.oauth.client_id} (public, PKCE; ${details.oauth.redirect_uri}): CLIENT_ID=${details.oauth.client_id} PORT=${port} npm run example:web-client`,
+    ])
+  }
   if (details.energy) {
-    rows.push(['API key', `${details.energy.key} (every endpoint)`])
+    rows.push(['API key', `${details.energy.key} (reads every endpoint of the data API)`])
     rows.push(['Try', `curl -H 'x-api-key: ${details.energy.key}' '${energy}/data/pv?aggregation=1%20h'`])
   }
   if (mqtt && ingest) {
     const feeding = config.SIMULATE_DATALOGGERS === false ? '' : ' (simulated dataloggers)'
+    const gateway = details.energy?.gatewayKey
     rows.push([
       'Live',
-      `${mqtt} on ${senmlTopic('<datalogger>', config.MQTT_TOPIC_ROOT)}${feeding}; POST ${ingest}/ingest/senml`,
+      `${mqtt} on ${senmlTopic('<datalogger>', config.MQTT_TOPIC_ROOT)}${feeding}; POST ${ingest}/ingest/senml${gateway ? ' with the gateway key' : ''}`,
     ])
+    if (gateway) rows.push(['Gateway key', `${gateway} (writes: POST /ingest/senml only)`])
   }
   const width = Math.max(...rows.map(([label]) => label.length)) + 2
   return [

@@ -116,6 +116,22 @@ onPostgresServer('pnpm energy login (RFC 8628 device flow) and pnpm energy expor
     const toStdout = energyCli(env(), ['export', '--group', 'pv', '--from', FROM, '--to', TO, '--format', 'csv'])
     expect(await toStdout.exited).toBe(0)
     expect(toStdout.stdout()).toBe(expected)
+    expect(toStdout.output()).not.toContain('no measurements')
+    // a window without data: the header alone, and a line on stderr saying so
+    const empty = energyCli(env(), [
+      'export',
+      '--group',
+      'pv',
+      '--from',
+      '2001-01-01 00:00',
+      '--to',
+      '2001-01-01 23:45',
+    ])
+    expect(await empty.exited).toBe(0)
+    expect(empty.stdout().split('\r\n').filter(Boolean)).toHaveLength(1)
+    expect(empty.output()).toContain(
+      'export: no measurements of pv from 2001-01-01 00:00 to 2001-01-01 23:45 (a time without an offset is UTC): the data API holds none in that window',
+    )
 
     const output = join(dir, 'pv.csv')
     const toFile = energyCli(env(), ['export', '--group', 'pv', '--from', FROM, '--to', TO, '--output', output])

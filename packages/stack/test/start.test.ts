@@ -5,6 +5,7 @@
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
 import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs'
+import { createServer, type Server } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -13,6 +14,7 @@ import { oauthService } from '@campus/oauth-server/service'
 import { freePort } from '@campus/shared'
 import { createTestDatabase, type TestDatabase } from '@campus/shared/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { portProblems } from '../src/ports.ts'
 
 const src = (file: string) => fileURLToPath(new URL(`../src/${file}`, import.meta.url))
 const NODE = [process.execPath, '--disable-warning=ExperimentalWarning']
@@ -112,6 +114,17 @@ describe('pnpm start', () => {
       expect((await fetch(`${ingest}/health/ready`)).status).toBe(200)
       const key = /API key +(edk_\S+)/.exec(block)?.[1]
       expect(key).toBeTruthy()
+      // the Live line's POST takes the gateway key shown under it; the reading key may not write
+      const gatewayKey = /Gateway key +(edk_\S+)/.exec(block)?.[1]
+      expect(block).toContain(`POST ${ingest}/ingest/senml with the gateway key`)
+      const post = (apiKey: string) =>
+        fetch(`${ingest}/ingest/senml`, {
+          method: 'POST',
+          headers: { 'x-api-key': apiKey, 'content-type': 'application/senml+json' },
+          body: JSON.stringify([{ n: 'urn:campus:meter:900', u: 'kW', v: 41.7 }]),
+        })
+      expect((await post(gatewayKey!)).status).toBe(200)
+      expect((await post(key!)).status).toBe(403)
       // the key works while the demo data is still being seeded
       const meters = await fetch(`${energy}/metadata/meters/`, { headers: { 'x-api-key': key! } })
       expect(meters.status).toBe(200)
@@ -153,6 +166,40 @@ describe('pnpm start', () => {
     expect(family.length).toBeGreaterThanOrEqual(4)
     again.child.kill('SIGKILL')
     while (family.some(alive)) await new Promise((resolve) => setTimeout(resolve, 200))
+  })
+
+  it('a taken port stops it at once, one line naming the variable that moves it, before any database opens', async () => {
+    const holders = await Promise.all(
+      [env.OAUTH_PORT, env.MQTT_PORT].map(
+        (port) =>
+          new Promise<Server>((resolve) => {
+            const holder = createServer()
+            holder.listen(Number(port), '127.0.0.1', () => resolve(holder))
+          }),
+      ),
+    )
+    try {
+      const { output, exited } = startStack()
+      expect(await exited).toBe(1)
+      expect(output()).toBe(
+        `[start]  port ${env.OAUTH_PORT} (OAUTH_PORT) is taken by another program: set OAUTH_PORT to a free one\n` +
+          `[start]  port ${env.MQTT_PORT} (MQTT_PORT) is taken by another program: set MQTT_PORT to a free one, or MQTT_URL to your broker\n`,
+      )
+    } finally {
+      for (const holder of holders) holder.close()
+    }
+    // one port for two services is the same mistake
+    const port = await freePort()
+    const config = {
+      HOST: '127.0.0.1',
+      DATA_DIR: env.DATA_DIR!,
+      OAUTH_PORT: port,
+      ENERGY_PORT: port,
+      MQTT_URL: 'mqtt://x',
+    }
+    expect((await portProblems(config)).filter((line) => line.includes(String(port)))).toEqual([
+      `port ${port} is both OAUTH_PORT and ENERGY_PORT: set ENERGY_PORT to a free one`,
+    ])
   })
 
   it('pnpm demo before any start says how to get the details', () => {

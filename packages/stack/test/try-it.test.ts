@@ -75,4 +75,16 @@ describe('demo details, per database', () => {
     )
     expect(liveLine({ ...embedded, MQTT_TOPIC_ROOT: 'site2' })).toContain(' on site2/<datalogger>/senml (simulated')
   })
+
+  it('the Live line points at the gateway key shown under it, which may write; the API key reads', () => {
+    const details = { ...embeddedDetails, energy: { key: 'edk_reader', gatewayKey: 'edk_gateway' } }
+    const urls = { energy: 'http://127.0.0.1:8000', mqtt: 'mqtt://127.0.0.1:1883', ingest: 'http://127.0.0.1:8300' }
+    const lines = tryItBlock(embedded, details, urls).split('\n').slice(-5, -1)
+    expect(lines).toEqual([
+      '  API key         edk_reader (reads every endpoint of the data API)',
+      "  Try             curl -H 'x-api-key: edk_reader' 'http://127.0.0.1:8000/data/pv?aggregation=1%20h'",
+      '  Live            mqtt://127.0.0.1:1883 on campus/<datalogger>/senml (simulated dataloggers); POST http://127.0.0.1:8300/ingest/senml with the gateway key',
+      '  Gateway key     edk_gateway (writes: POST /ingest/senml only)',
+    ])
+  })
 })

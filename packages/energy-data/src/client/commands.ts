@@ -145,7 +145,11 @@ export function checkExportOptions(options: ExportOptions): void {
  * data API's own refusal (422 for a bad date, 403 without read_energy...) is the message.
  * Returns undefined when the data went to stdout (nothing else may be printed there).
  */
-export async function exportData(options: ExportOptions, stdout: Writable) {
+export async function exportData(
+  options: ExportOptions,
+  stdout: Writable,
+  warn: (line: string) => void = (line) => process.stderr.write(`${line}\n`),
+) {
   checkExportOptions(options)
   const stored = await readLogin(options.file)
   const url = new URL(`/data/${options.group}`, options.url)
@@ -164,10 +168,28 @@ export async function exportData(options: ExportOptions, stdout: Writable) {
     throw commandFailed(`the data API answered ${response.status}${hint}: ${text.slice(0, 500)}`)
   }
   const body = Readable.fromWeb(response.body as import('node:stream/web').ReadableStream)
+  const seen = { bytes: 0, lines: 0 }
+  const counted = body.map((chunk: Buffer) => {
+    seen.bytes += chunk.length
+    for (const byte of chunk) if (byte === 0x0a) seen.lines++
+    return chunk
+  })
+  const warnIfEmpty = () => {
+    // a header line alone (CSV, TXT) or an empty JSON array: the window holds no measurements
+    const empty = options.format === 'raw' ? seen.bytes <= 3 : seen.lines <= 1
+    if (empty) {
+      warn(
+        `export: no measurements of ${options.group} from ${options.from} to ${options.to} (a time without an offset is UTC): ` +
+          'the data API holds none in that window',
+      )
+    }
+  }
   if (options.output === undefined) {
-    await pipeline(body, stdout, { end: false })
+    await pipeline(counted, stdout, { end: false })
+    warnIfEmpty()
     return undefined
   }
-  await pipeline(body, createWriteStream(options.output))
+  await pipeline(counted, createWriteStream(options.output))
+  warnIfEmpty()
   return { written: options.output, group: options.group, from: options.from, to: options.to }
 }

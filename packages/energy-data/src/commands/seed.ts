@@ -70,17 +70,35 @@ const tryKey = (key: string, baseUrl: string) => [
   `curl -H 'x-api-key: ${key}' '${baseUrl}/metadata/meters/'`,
 ]
 
+/** The demo's keys: one that reads every endpoint (keys for reading never write), one a gateway posts measurements with. */
+const DEMO_KEYS = {
+  read: { name: 'demo', endpoints: ['*'] },
+  gateway: { name: 'demo-gateway', endpoints: ['/ingest/*'] },
+}
+
 /**
- * `demo:key`: a key named `demo` for every endpoint, replacing an earlier one of that name, so
- * the demo can show a working key before its data is seeded. Refused on a database holding
+ * `demo:key`: the demo's two keys, replacing earlier ones of their names, so the demo can show
+ * working keys before its data is seeded: `demo` for every endpoint of the data API (reading),
+ * `demo-gateway` for `POST /ingest/senml` of the ingest service. Refused on a database holding
  * real data.
  */
 export async function demoKey(db: Kysely<EnergyDatabase>, options: { baseUrl: string }) {
   if ((await demoState(db)).realData)
     throw commandFailed('this database holds data the demo did not seed: no demo key is made for it')
-  await revokeApiKeys(db, { name: 'demo' })
-  const { key } = await createApiKey(db, { name: 'demo', endpoints: ['*'] })
-  return { key, endpoints: ['*'], try: tryKey(key, options.baseUrl), docs: `${options.baseUrl}/docs` }
+  const made: Record<string, string> = {}
+  for (const [role, { name, endpoints }] of Object.entries(DEMO_KEYS)) {
+    await revokeApiKeys(db, { name })
+    made[role] = (await createApiKey(db, { name, endpoints })).key
+  }
+  const key = made.read as string
+  return {
+    key,
+    endpoints: DEMO_KEYS.read.endpoints,
+    gateway_key: made.gateway as string,
+    gateway_endpoints: DEMO_KEYS.gateway.endpoints,
+    try: tryKey(key, options.baseUrl),
+    docs: `${options.baseUrl}/docs`,
+  }
 }
 
 /**

@@ -1,6 +1,7 @@
 /**
  * Time in the energy service, in one place: the one reading of what a caller types (UTC unless
- * it carries an offset, on every endpoint), the one zone check, local days (23, 24 or 25 hours
+ * it carries an offset, on every endpoint and in every command: export, seed, rollups:refresh,
+ * key expiry, CSV import; answers print times in the request's zone with its offset), the one zone check, local days (23, 24 or 25 hours
  * long) and hours of a named zone, and ISO 8601 output with the zone's offset.
  */
 

@@ -27,7 +27,11 @@ export const exporterPlugin = fp(
       pool: listening,
       lost: (error) => app.log.warn({ err: error }, 'data cache channel lost; caching off until it is back'),
       notify: (payload) => notifyChange(pool, MEASUREMENTS_CHANNEL, payload),
-      deaf: () => app.log.warn('data cache: changes are not delivered on this database connection; nothing is cached'),
+      // the embedded database serves no LISTEN/NOTIFY across connections: a fact of it, not a fault
+      deaf: () =>
+        app.log.info(
+          'data cache off: this database does not pass on changes made by other processes, so every answer is read afresh (a PostgreSQL server turns the cache on)',
+        ),
     })
     // ready once the cache knows whether changes reach it: an instance that answers caches or does not, never "not yet"
     await cache.settled

@@ -15,7 +15,7 @@ async function cli(url: string, ...args: string[]): Promise<unknown> {
   return JSON.parse(stdout)
 }
 
-describe.runIf(await needsService('two-instance tests (Redis)', 'REDIS_URL', REDIS_URL))(
+describe.runIf(await needsService('two-instance tests (Redis)', 'REDIS_URL'))(
   'two instances on one database and one Redis',
   () => {
     let database: TestDatabase<EnergyDatabase>

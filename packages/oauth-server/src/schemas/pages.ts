@@ -6,8 +6,12 @@ export const HtmlPage = (description: string) => ({
   content: { 'text/html': { schema: Type.String() } },
 })
 
+/**
+ * A redirect: the Location header and no body, as sent (a body type declared for it would not
+ * match the empty answer; `type: 'null'` is @fastify/swagger's way to document none).
+ */
 export const Redirect = (description: string) => ({
   description,
+  type: 'null',
   headers: { location: Type.String() },
-  content: { 'text/html': { schema: Type.String() } },
 })

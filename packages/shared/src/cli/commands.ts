@@ -66,6 +66,15 @@ export function requiredFlag(value: unknown, name: string): string {
 
 const HELP = new Set(['--help', '-h', 'help'])
 
+/**
+ * The program as the person typed it: `npm run oauth --` when npm ran it (the README's form),
+ * else the program's name (`pnpm oauth`).
+ */
+export function programAsTyped(program: string, env: NodeJS.ProcessEnv = process.env): string {
+  const script = /^pnpm (\S+)$/.exec(program)?.[1]
+  return script && env.npm_config_user_agent?.startsWith('npm/') ? `npm run ${script} --` : program
+}
+
 function usageText<Context>(program: string, commands: Record<string, Command<Context>>): string {
   return `usage: ${program} <command>\n${Object.values(commands)
     .map((c) => `  ${c.usage}`)
@@ -84,7 +93,8 @@ export async function runCommandLine<Context>(options: {
   argv?: string[]
 }): Promise<never> {
   const [name, ...args] = options.argv ?? process.argv.slice(2)
-  const usage = usageText(options.program, options.commands)
+  const program = programAsTyped(options.program)
+  const usage = usageText(program, options.commands)
   const command = name && Object.hasOwn(options.commands, name) ? options.commands[name] : undefined
   // asked for: the usage on stdout, exit 0 (a mistake gets it on stderr, exit 2)
   if (name !== undefined && HELP.has(name)) {
@@ -92,7 +102,7 @@ export async function runCommandLine<Context>(options: {
     process.exit(0)
   }
   if (command && args.some((arg) => HELP.has(arg))) {
-    process.stdout.write(`usage: ${options.program} ${command.usage}\n`)
+    process.stdout.write(`usage: ${program} ${command.usage}\n`)
     process.exit(0)
   }
   if (!command) {

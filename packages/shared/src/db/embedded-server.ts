@@ -15,13 +15,17 @@ export interface EmbeddedPostgres {
 /**
  * Serves one PGlite instance over the PostgreSQL wire protocol on a loopback port,
  * so every part of the project talks to it through `pg`, exactly as to a real server.
- * `dataDir` persists it; without one it lives in memory (tests).
+ * `dataDir` persists it; without one it lives in memory (tests), empty or, with `loadDataDir`,
+ * a copy of a data directory dumped earlier (`pglite.dumpDataDir()`: no initdb).
  */
 export async function startEmbeddedPostgres(
-  options: { dataDir?: string; port?: number; host?: string } = {},
+  options: { dataDir?: string; loadDataDir?: Blob; port?: number; host?: string } = {},
 ): Promise<EmbeddedPostgres> {
   if (options.dataDir) mkdirSync(options.dataDir, { recursive: true })
-  const pglite = await PGlite.create(options.dataDir ? { dataDir: options.dataDir } : {})
+  const pglite = await PGlite.create({
+    ...(options.dataDir ? { dataDir: options.dataDir } : {}),
+    ...(options.loadDataDir ? { loadDataDir: options.loadDataDir } : {}),
+  })
   const queue = new TransactionQueue(pglite)
   const sockets = new Set<Socket>()
   const server: Server = createServer((socket) => {

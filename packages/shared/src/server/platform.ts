@@ -182,6 +182,9 @@ export async function registerPlatform<DB>(app: FastifyInstance, options: Platfo
       )
     }
     const status = error.statusCode
+    if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
+      return sendError(reply, errors.clientError(415, unsupportedMediaType(request)))
+    }
     if (typeof status === 'number' && status >= 400 && status < 500) {
       return sendError(reply, errors.clientError(status, error.message))
     }
@@ -242,4 +245,14 @@ function slashTwin(app: FastifyInstance, request: FastifyRequest): string | unde
   const twin = path.endsWith('/') ? path.slice(0, -1) : `${path}/`
   if (!app.hasRoute({ method: request.method as HTTPMethods, url: twin })) return undefined
   return twin + request.url.slice(path.length)
+}
+
+/** The body types a service may parse (Fastify's default text/plain is taken by no route), in the order a 415 names them. */
+const BODY_TYPES = ['application/x-www-form-urlencoded', 'application/json', 'application/senml+json']
+
+/** A 415 that says what would have been taken (Fastify's names only what was sent, or `undefined`). */
+function unsupportedMediaType(request: FastifyRequest): string {
+  const sent = request.headers['content-type']
+  const accepted = BODY_TYPES.filter((type) => request.server.hasContentTypeParser(type))
+  return `Unsupported Media Type: ${sent ? `${sent.split(';')[0]} is not taken` : 'the body has no Content-Type'}; send ${accepted.join(', ')}`
 }

@@ -140,16 +140,23 @@ export async function launchService(
   void running.exited.then(() => {
     exited = true
   })
-  const deadline = Date.now() + (options.timeoutMs ?? 30_000)
+  const timeoutMs = options.timeoutMs ?? 30_000
+  const deadline = Date.now() + timeoutMs
+  // its output, or where it went (a caller that keeps none has shown it line by line)
+  const said = () => {
+    const tail = running.output().slice(-4000)
+    if (tail) return `:\n${tail}`
+    return options.maxOutput === 0 ? ' (its output, if any, is above)' : ' (it printed nothing)'
+  }
   for (;;) {
-    if (exited) throw new Error(`${descriptor.title} exited before it was ready:\n${running.output().slice(-4000)}`)
+    if (exited) throw new Error(`${descriptor.title} exited before it was ready${said()}`)
     const ok = await fetch(url + (options.readyPath ?? '/health/ready'))
       .then((r) => r.status === 200)
       .catch(() => false)
     if (ok) return { ...running, url, port }
     if (Date.now() > deadline) {
       running.child.kill('SIGKILL')
-      throw new Error(`${descriptor.title} not ready within the timeout:\n${running.output().slice(-4000)}`)
+      throw new Error(`${descriptor.title} not ready within ${timeoutMs / 1000} s${said()}`)
     }
     await new Promise((r) => setTimeout(r, 100))
   }

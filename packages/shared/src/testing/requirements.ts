@@ -1,13 +1,14 @@
 import { answersAt } from '../net.ts'
 
 /**
- * Whether tests that need an outside service (Redis, a PostgreSQL server) should run: the
- * server named by the environment variable `variable` (else at `fallback`) must answer. They
- * always run under CI, which provides the services, so a missing one fails loudly there;
- * elsewhere they are skipped with one line naming the variable to set.
+ * Whether tests that need an outside service (Redis, a PostgreSQL server, an MQTT broker) should
+ * run: the server named by the environment variable `variable` must answer. Only a server named
+ * so is used: one that happens to listen at a default address (a developer's own Redis or
+ * broker) is not touched unasked. They always run under CI, which provides the services, so a
+ * missing one fails loudly there; elsewhere they are skipped with one line naming the variable.
  */
-export async function needsService(what: string, variable: string, fallback?: string): Promise<boolean> {
-  const url = process.env[variable] || fallback
+export async function needsService(what: string, variable: string): Promise<boolean> {
+  const url = process.env[variable]
   if (url && (await answersAt(url))) return true
   if (process.env.CI) return true
   const why = url ? `nothing answers at ${new URL(url).host}` : `${variable} is not set`
