@@ -12,7 +12,7 @@ import { BASE, eventually, ingestDatabase, QUARTER, testTopicRoot } from './supp
  * stays bounded, and the next good message is written at once (nothing holds the stream).
  */
 const mosquittoUrl = process.env.TEST_MQTT_URL || 'mqtt://127.0.0.1:1883'
-const onBroker = await needsService('ingest bounds tests (Mosquitto)', 'TEST_MQTT_URL', mosquittoUrl)
+const onBroker = await needsService('ingest bounds tests (Mosquitto)', 'TEST_MQTT_URL')
 
 const { database, writeKey } = await ingestDatabase()
 afterAll(() => database.close())

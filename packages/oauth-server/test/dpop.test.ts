@@ -460,7 +460,7 @@ describe('DPoP server nonces (RFC 9449 8, 9)', () => {
 })
 
 const redisUrl = process.env.REDIS_URL || 'redis://127.0.0.1:6379'
-const redisUp = await needsService('DPoP replay across instances', 'REDIS_URL', redisUrl)
+const redisUp = await needsService('DPoP replay across instances', 'REDIS_URL')
 
 describe.runIf(redisUp)('DPoP proofs across instances (Redis)', () => {
   it('a proof used at one instance is refused at another: the jti are shared', async () => {
