@@ -129,7 +129,7 @@ function latencyFigures(latencies: readonly number[], packs: number): LatencyFig
 
 /** /data/meters' samples (the sum of count_value) of the estate's meters over the quarter hours `range` touches. */
 async function visibleIn(ours: Ours, range: Range): Promise<number> {
-  const { base, key } = await ours.dataApi()
+  const { base, key } = ours.dataApi
   const quarter = 900_000
   const from = new Date(Math.floor(range.fromMs / quarter) * quarter).toISOString()
   const to = new Date(Math.ceil(range.toMs / quarter) * quarter).toISOString()

@@ -27,8 +27,9 @@ export interface Contender {
   stop(): Promise<void>
 }
 
-/** What the bench's own connections call themselves: never counted as a contender's backends. */
-export const DRIVER_APPLICATION = 'bench-driver'
+/** The application names of the bench's own connections: never counted as a contender's backends. */
+export const BENCH_APPLICATION_PREFIX = 'bench-'
+export const DRIVER_APPLICATION = `${BENCH_APPLICATION_PREFIX}driver`
 
 /** The columns and key of `meter_samples` (migrations/energy/0006): what each peer writes into. */
 const KEYED_TABLE = `(
@@ -70,6 +71,28 @@ export async function scratchDatabase(label: string): Promise<{ url: string; dro
       } finally {
         await cleanup.end()
       }
+    },
+  }
+}
+
+/** A peer taking MQTT: its process writing into the keyed table of its scratch database. */
+export function mqttPeer(
+  name: string,
+  database: { url: string; drop: () => Promise<void> },
+  program: ContenderProcess,
+  topicRoot: string,
+  cleanup: () => void = () => {},
+): Contender {
+  return {
+    name,
+    databaseUrl: database.url,
+    table: 'samples',
+    pid: program.child.pid,
+    topicRoot,
+    stop: async () => {
+      await program.stop()
+      cleanup()
+      await database.drop()
     },
   }
 }

@@ -11,7 +11,7 @@ import pg from 'pg'
 import { METERS } from '../../packages/energy-data/src/catalogue/meters.ts'
 import { KINDS } from '../../packages/energy-data/src/catalogue/quantities.ts'
 import { senmlTopic } from '../../packages/ingest/src/service.ts'
-import { type Contender, cpuSeconds, DRIVER_APPLICATION } from './contender.ts'
+import { BENCH_APPLICATION_PREFIX, type Contender, cpuSeconds, DRIVER_APPLICATION } from './contender.ts'
 
 /** The estate's dataloggers and the meters each reads: a pack names only its datalogger's meters. */
 const DATALOGGERS = [...new Set(METERS.map((m) => m.datalogger))].map((id) => ({
@@ -223,8 +223,8 @@ export async function watch(contender: Contender): Promise<Watch> {
     backends: async () => {
       const { rows } = await client.query<{ pid: number }>(
         `select pid from pg_stat_activity
-         where datname = current_database() and backend_type = 'client backend' and application_name <> $1`,
-        [DRIVER_APPLICATION],
+         where datname = current_database() and backend_type = 'client backend' and application_name not like $1`,
+        [`${BENCH_APPLICATION_PREFIX}%`],
       )
       return rows.map((r) => r.pid)
     },

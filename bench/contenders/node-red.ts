@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { senmlTopics } from '../../packages/ingest/src/service.ts'
-import { type Contender, scratchDatabase, spawnContender } from './contender.ts'
+import { type Contender, mqttPeer, scratchDatabase, spawnContender } from './contender.ts'
 
 const CACHE = fileURLToPath(new URL('../../.data/bench/node-red', import.meta.url))
 /** Node-RED's user directory: the external modules of function nodes are installed there. */
@@ -169,16 +169,5 @@ export async function startNodeRed(mqttUrl: string, run: string, say: (text: str
     {},
     /\[error\]|Error/,
   )
-  return {
-    name: 'Node-RED',
-    databaseUrl: database.url,
-    table: 'samples',
-    pid: red.child.pid,
-    topicRoot,
-    stop: async () => {
-      await red.stop()
-      rmSync(dir, { recursive: true, force: true })
-      await database.drop()
-    },
-  }
+  return mqttPeer('Node-RED', database, red, topicRoot, () => rmSync(dir, { recursive: true, force: true }))
 }

@@ -1,7 +1,7 @@
 /**
  * Ours: the ingest service as its own process (launchService), on a fresh database holding the
  * estate's metadata, its own topic root and share group; it counts in `meter_samples`. The data API
- * is started beside it on demand, to read the samples back from `/data/meters`.
+ * runs beside it, to read the samples back from `/data/meters`.
  */
 import { once } from 'node:events'
 import type { EnergyDatabase } from '../../packages/energy-data/src/db/schema.ts'
@@ -12,11 +12,11 @@ import { ingestService } from '../../packages/ingest/src/service.ts'
 import { launchService } from '../../packages/shared/src/index.ts'
 import { energyNodeFlags, startEnergyService } from '../energy-support.ts'
 import { BENCH_SERVER_URL, benchDatabase } from '../support.ts'
-import type { Contender } from './contender.ts'
+import { BENCH_APPLICATION_PREFIX, type Contender } from './contender.ts'
 
 export interface Ours extends Contender {
-  /** The data API on the same database, started at the first call: its address and a key reading everything. */
-  dataApi(): Promise<{ base: string; key: string }>
+  /** The data API on the same database: its address and a key reading everything. */
+  readonly dataApi: { base: string; key: string }
 }
 
 export async function startOurs(mqttUrl: string, run: string): Promise<Ours> {
@@ -45,7 +45,19 @@ export async function startOurs(mqttUrl: string, run: string): Promise<Ours> {
       onLine: (text) => process.stderr.write(`ingest: ${text}\n`),
     })
     stops.push(() => ingest.stop())
-    let dataApi: { base: string; key: string } | undefined
+    // the data API beside it from the start, as in production: its first start builds the rollups'
+    // days and months under the lock the writes take (after samples came, that holds the ingest up);
+    // its connections named, so that they are not counted as the ingest's
+    const readerUrl = new URL(database.url)
+    readerUrl.searchParams.set('application_name', `${BENCH_APPLICATION_PREFIX}data-api`)
+    const energy = await startEnergyService(readerUrl.toString(), energyNodeFlags(undefined), { ENERGY_CACHE_MB: '0' })
+    stops.push(async () => {
+      if (energy.child.exitCode !== null) return
+      const gone = once(energy.child, 'exit')
+      energy.child.kill('SIGTERM')
+      await gone
+    })
+    const { key } = await createApiKey(database.db, { name: 'bench', endpoints: ['*'] })
     return {
       name: 'ours',
       databaseUrl: database.url,
@@ -53,20 +65,7 @@ export async function startOurs(mqttUrl: string, run: string): Promise<Ours> {
       pid: ingest.child.pid,
       topicRoot: `bench-${run}-ours`,
       stop,
-      dataApi: async () => {
-        if (!dataApi) {
-          const energy = await startEnergyService(database.url, energyNodeFlags(undefined), { ENERGY_CACHE_MB: '0' })
-          stops.push(async () => {
-            if (energy.child.exitCode !== null) return
-            const gone = once(energy.child, 'exit')
-            energy.child.kill('SIGTERM')
-            await gone
-          })
-          const { key } = await createApiKey(database.db, { name: 'bench', endpoints: ['*'] })
-          dataApi = { base: energy.base, key }
-        }
-        return dataApi
-      },
+      dataApi: { base: energy.base, key },
     }
   } catch (error) {
     await stop()

@@ -1,7 +1,7 @@
 /** The minimal pipeline (pipeline-program.ts) as a contender: its own process, database and topic root. */
 import { fileURLToPath } from 'node:url'
 import { senmlTopics } from '../../packages/ingest/src/service.ts'
-import { type Contender, scratchDatabase, spawnContender } from './contender.ts'
+import { type Contender, mqttPeer, scratchDatabase, spawnContender } from './contender.ts'
 
 const PROGRAM = fileURLToPath(new URL('./pipeline-program.ts', import.meta.url))
 
@@ -21,15 +21,5 @@ export async function startMinimalPipeline(mqttUrl: string, run: string): Promis
     // all it prints is its one start line, then trouble
     /^(?!taking )/,
   )
-  return {
-    name: 'minimal pipeline',
-    databaseUrl: database.url,
-    table: 'samples',
-    pid: program.child.pid,
-    topicRoot,
-    stop: async () => {
-      await program.stop()
-      await database.drop()
-    },
-  }
+  return mqttPeer('minimal pipeline', database, program, topicRoot)
 }
