@@ -105,7 +105,7 @@ const machineLoad = () => `load average ${loadavg()[0]!.toFixed(1)} on ${availab
 
 /** The contenders in a new order each round, so none always runs first or last. */
 const turn = <T>(xs: readonly T[], round: number): T[] => xs.map((_, i) => xs[(i + round) % xs.length]!)
-const rate = (t: Throughput) => t.committed / t.seconds
+const rate = (t: Throughput) => t.timed / t.seconds
 const perSecond = (n: number) => Math.round(n).toLocaleString('en-US')
 const percentile = (sorted: readonly number[], q: number) =>
   sorted.length === 0 ? Number.NaN : sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))]!
@@ -165,7 +165,10 @@ async function throughputRound(
       const record = records.get(c)!
       record.throughput.set(packSize, [...(record.throughput.get(packSize) ?? []), t])
       const short =
-        t.committed === SAMPLES ? '' : ` COMMITTED ${t.committed} OF ${SAMPLES}${t.stalled ? ' (stalled)' : ''}`
+        (t.capped ? ` (stopped at ${t.published} published, ${t.timed} committed: BENCH_ROUND_SECONDS)` : '') +
+        (t.committed === t.published
+          ? ''
+          : ` COMMITTED ${t.committed} OF ${t.published}${t.stalled ? ' (stalled)' : ''}`)
       figures.push(
         `${c.name} ${perSecond(rate(t))} (${t.seconds.toFixed(2)} s, CPU ${t.processCpu.toFixed(1)} + ${t.databaseCpu.toFixed(1)} s)${short}`,
       )
@@ -269,11 +272,13 @@ function report(contenders: readonly Contender[], records: Map<Contender, Figure
   )
   line('')
   for (const c of contenders) {
-    const counts = [...records.get(c)!.throughput.values()].flat().map((t) => t.committed)
-    const short = counts.filter((n) => n !== SAMPLES)
+    const runs = [...records.get(c)!.throughput.values()].flat()
+    const short = runs.filter((t) => t.committed !== t.published).map((t) => `${t.committed} of ${t.published}`)
+    const capped = runs.filter((t) => t.capped).length
     const redelivered = [...records.get(c)!.redelivered.values()]
     line(
-      `exactly once, ${c.name}: ${short.length === 0 ? `${SAMPLES} of ${SAMPLES} committed in every round` : `committed ${short.join(', ')} of ${SAMPLES} in ${short.length} of ${counts.length} rounds`}` +
+      `exactly once, ${c.name}: ${short.length === 0 ? 'every sample published committed once, in every round' : `committed ${short.join(', ')} in ${short.length} of ${runs.length} rounds`}` +
+        (capped ? ` (${capped} of ${runs.length} stopped by BENCH_ROUND_SECONDS before ${SAMPLES})` : '') +
         (c.topicRoot
           ? `; ten packs published again added ${redelivered.join(' and ')} rows (packs of ${PACK_SIZES.join(' and of ')})`
           : ''),
