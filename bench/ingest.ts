@@ -29,9 +29,14 @@
  * ours >= 1.0x the minimal pipeline and Node-RED with packs of 10, >= 0.5x keyed COPY with packs of
  * 500, p99 publish -> /data/meters <= 100 ms.
  *
+ * Bounded: a throughput measurement stops publishing after BENCH_ROUND_SECONDS (180) and is timed
+ * there, then waits as long at most for what was published; a latency phase waits as long at most
+ * after its last pack. The data API runs beside ours from the start, as in production.
+ *
  * BENCH_HISTORY=N: ours once more after fillSampleHistory (contenders/history.ts) has stored N
  * samples in its `meter_samples`. BENCH_CONNECTIONS: the service's MQTT_CONNECTIONS;
- * BENCH_PIPELINE_CONNECTIONS: the minimal pipeline's (8).
+ * BENCH_PIPELINE_CONNECTIONS: the minimal pipeline's (8). Docs: docs/PERFORMANCE.md, "The write path
+ * against the tools a user would pick".
  */
 import { availableParallelism, loadavg } from 'node:os'
 import { performance } from 'node:perf_hooks'

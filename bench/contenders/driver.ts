@@ -354,7 +354,8 @@ export async function measureThroughput(fleet: Fleet, contender: Contender, w: W
   }
   await Promise.all(acknowledged)
   await polling
-  const end = finishedAt ?? progressAt
+  // stalled: timed to its last progress, or (nothing committed) to the moment it was given up
+  const end = finishedAt ?? (committed > 0 ? progressAt : performance.now())
   const timed = committed
   const processCpu = cpu.process()
   const databaseCpu = cpu.database()
