@@ -34,7 +34,7 @@
  * after its last pack. The data API runs beside ours from the start, as in production.
  *
  * BENCH_HISTORY=N: ours once more after fillSampleHistory (contenders/history.ts) has stored N
- * samples in its `meter_samples`. BENCH_CONNECTIONS: the service's MQTT_CONNECTIONS;
+ * samples in its `meter_samples`. BENCH_IN_FLIGHT: the service's MQTT_IN_FLIGHT;
  * BENCH_PIPELINE_CONNECTIONS: the minimal pipeline's (8). Docs: docs/PERFORMANCE.md, "The write path
  * against the tools a user would pick".
  */

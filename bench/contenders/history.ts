@@ -1,3 +1,5 @@
+import pg from 'pg'
+
 /**
  * BENCH_HISTORY: ours again, on a database that already holds a long history of samples (tens of
  * millions), to show that the write path's cost follows what it writes, not what it has stored.
@@ -19,8 +21,48 @@ export function historySamples(): number | undefined {
  * 2025-03-01, its readiness probes on 2025-02-01, its latency phases within minutes of now).
  */
 export async function fillSampleHistory(databaseUrl: string, samples: number): Promise<void> {
-  void databaseUrl
-  throw new Error(
-    `BENCH_HISTORY=${samples}: fillSampleHistory (bench/contenders/history.ts) is not written yet; unset BENCH_HISTORY`,
-  )
+  const client = new pg.Client({ connectionString: databaseUrl })
+  await client.connect()
+  try {
+    const meters = (
+      await client.query<{ id: number }>('select id from meters where date_to is null order by id')
+    ).rows.map((r) => r.id)
+    const per = Math.ceil(samples / meters.length)
+    // each meter's samples evenly over 2024, as a datalogger sampling every few seconds leaves them
+    const stepMs = Math.floor((366 * 86_400_000) / per)
+    const from = Date.parse('2024-01-01T00:00:00Z')
+    for (let month = 0; month < 12; month++) {
+      await client.query('select ensure_sample_partition($1)', [new Date(Date.UTC(2024, month, 1))])
+    }
+    // a meter at a time, a statement each: the history written as fast as PostgreSQL takes it
+    for (const meter of meters) {
+      await client.query(
+        `insert into meter_samples (meter_id, at, reading, value, received_at)
+         select $1, to_timestamp(($2::float8 + i * $3::float8) / 1000), 'value', 50 + 10 * sin(i), now()
+         from generate_series(0, $4::int - 1) as i`,
+        [meter, from, stepMs, per],
+      )
+    }
+    // the quarter hours and rollups those samples make, as the write path would have kept them
+    await client.query(
+      `insert into data_15m (time_15m, meter_id, avg_value, min_value, max_value, sum_value, count_value, tag, live)
+       select date_bin('15 minutes', at, timestamptz '2000-01-01'), meter_id, avg(value), min(value), max(value),
+         sum(value), count(*), 'ok', true
+       from meter_samples where at < '2025-01-01' group by 1, 2
+       on conflict (meter_id, time_15m) do nothing`,
+    )
+    await client.query(
+      `insert into data_rollup (level, start, meter_id, tag, quarters, values_n, avg_sum, min_value, max_value, sum_value, count_value)
+       select 'hour', date_bin('1 hour', time_15m, timestamptz '2000-01-01'), meter_id, tag, count(*), count(avg_value),
+         sum(avg_value), min(min_value), max(max_value), sum(sum_value), sum(count_value)
+       from data_15m where time_15m >= '2024-01-01' and time_15m < '2025-01-01' group by 2, 3, 4
+       on conflict do nothing`,
+    )
+    // what autovacuum would have done by then
+    await client.query('analyze meter_samples')
+    await client.query('analyze data_15m')
+    await client.query('analyze data_rollup')
+  } finally {
+    await client.end()
+  }
 }

@@ -37,7 +37,9 @@ export async function startOurs(mqttUrl: string, run: string): Promise<Ours> {
         MQTT_TOPIC_ROOT: `bench-${run}-ours`,
         // sessions the broker forgets soon after the bench
         MQTT_SESSION_SECONDS: '60',
-        ...(process.env.BENCH_CONNECTIONS ? { MQTT_CONNECTIONS: process.env.BENCH_CONNECTIONS } : {}),
+        // the bench writes instants of 2025, kept apart from now: a year and more back is taken
+        INGEST_MAX_AGE_DAYS: '3650',
+        ...(process.env.BENCH_IN_FLIGHT ? { MQTT_IN_FLIGHT: process.env.BENCH_IN_FLIGHT } : {}),
         LOG_LEVEL: 'warn',
         MIGRATE_ON_START: 'false',
       },
