@@ -228,16 +228,30 @@ export class BatchWriter {
     for (const r of result.refused) m.quarantined.inc({ code: r.code })
   }
 
-  /** Writes what it holds (SIGTERM: drain), then takes nothing more. */
-  async drain(): Promise<void> {
+  /**
+   * Writes what it holds (SIGTERM: drain), then takes nothing more. What is not committed within
+   * `withinMs` (a database gone) is let go unacknowledged: the broker keeps it for the next start.
+   */
+  async drain(withinMs = 8000): Promise<void> {
     this.accepting = false
     if (this.timer) clearTimeout(this.timer)
     this.timer = undefined
-    while (this.writing || this.queue.length > 0) {
+    const deadline = Date.now() + withinMs
+    while ((this.writing || this.queue.length > 0) && Date.now() < deadline) {
       if (!this.writing) this.kick()
-      await this.writing
+      let timer: NodeJS.Timeout | undefined
+      await Promise.race([
+        this.writing,
+        new Promise((resolve) => {
+          timer = setTimeout(resolve, Math.max(0, deadline - Date.now()))
+        }),
+      ])
+      clearTimeout(timer)
     }
-    this.stopped = true
+    if (this.queue.length > 0) {
+      this.options.log.warn({ held: this.queue.length }, 'stopping with messages not committed: the broker delivers them again')
+    }
+    this.abandon()
   }
 
   /** Stops at once, writing nothing more (what is held stays unacknowledged: the broker keeps it). */
