@@ -21,7 +21,7 @@ import { keyCreate, keyList, keyRevoke } from './commands/keys.ts'
 import { setLiveFrom } from './commands/live-from.ts'
 import { emissionsImport, ratesList, tariffsImport } from './commands/rates.ts'
 import { refreshRollups } from './commands/rollups.ts'
-import { demo, demoKey, seed } from './commands/seed.ts'
+import { DEMO_DAYS, demo, demoKey, seed } from './commands/seed.ts'
 import { virtualCreate, virtualDelete, virtualList } from './commands/virtual-meters.ts'
 import { loadEnergyConfig } from './config.ts'
 import type { EnergyDatabase } from './db/schema.ts'
@@ -55,7 +55,6 @@ function oneFile(args: string[], command: string): string {
 }
 
 /** Demo window seeded by `pnpm start` on an empty database. */
-const DEMO_DAYS = 400
 
 /**
  * Where the services answer unless told: ENERGY_OAUTH_ISSUER / ENERGY_URL, else OAUTH_PORT /
@@ -265,9 +264,9 @@ const commands: Record<string, Command<Context>> = {
   },
   'demo:key': {
     usage: 'demo:key',
-    run({ db, baseUrl }, args) {
+    run({ db, pool, baseUrl }, args) {
       parseFlags(args, {})
-      return demoKey(db, { baseUrl })
+      return demoKey(db, pool, { baseUrl })
     },
   },
   demo: {

@@ -40,13 +40,13 @@ describe('demo (run by pnpm start on every start)', () => {
   })
 
   it('demo:key makes a key for every endpoint and a gateway key for /ingest/ before any data, replacing the previous ones', async () => {
-    const first = await demoKey(database.db, options)
+    const first = await demoKey(database.db, database.pool, options)
     expect(first.key).toMatch(/^edk_/)
     expect(first.endpoints).toEqual(['*'])
     expect(first.gateway_key).toMatch(/^edk_/)
     expect(first.gateway_endpoints).toEqual(['/ingest/*'])
     expect(first.try[0]).toContain(first.key)
-    const second = await demoKey(database.db, options)
+    const second = await demoKey(database.db, database.pool, options)
     const keys = await sql<{ name: string; revoked: boolean }>`
       select name, revoked_at is not null as revoked from api_keys order by id`.execute(database.db)
     expect(keys.rows).toEqual([
@@ -57,6 +57,15 @@ describe('demo (run by pnpm start on every start)', () => {
     ])
     expect(second.key).not.toBe(first.key)
     expect(second.gateway_key).not.toBe(first.gateway_key)
+    // the estate's meters are there before its data, so the gateway key writes at once;
+    // the demo then seeds the run the key recorded
+    expect(await count('meters')).toBeGreaterThan(20)
+    expect(await count('data_15m')).toBe(0)
+    expect((await demo(database.db, database.pool, options)).demo).toBe('prepared')
+    expect(await count('data_15m')).toBeGreaterThan(0)
+    const runs = await sql<{ done: boolean }>`
+      select completed_at is not null as done from seed_runs where purpose = 'demo'`.execute(database.db)
+    expect(runs.rows).toEqual([{ done: true }])
   })
 
   it('never adds demo data to a database holding real data', async () => {
@@ -67,7 +76,7 @@ describe('demo (run by pnpm start on every start)', () => {
     const result = await demo(database.db, database.pool, options)
     expect(result.demo).toBe('already prepared')
     expect(await count('pv_15m')).toBe(0)
-    await expect(demoKey(database.db, options)).rejects.toThrow('holds data the demo did not seed')
+    await expect(demoKey(database.db, database.pool, options)).rejects.toThrow('holds data the demo did not seed')
     expect(await count('api_keys')).toBe(0)
   })
 

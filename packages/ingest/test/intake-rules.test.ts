@@ -1,4 +1,5 @@
 import { dropSamplePartitionsBefore, seedEstate } from '@campus/energy-data/live'
+import { needsService } from '@campus/shared/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { setLiveFrom } from '../../energy-data/src/commands/live-from.ts'
 import { BASE, eventually, type Ingest, ingestDatabase, MINUTE, QUARTER, startIngest } from './support.ts'
@@ -123,7 +124,10 @@ describe('what a live sample may change', () => {
   })
 })
 
-describe('a stalled writer', () => {
+// a lock held by another connection: the embedded database has one connection for all
+const onServer = await needsService('a writer stalled by a lock (a PostgreSQL server)', 'TEST_DATABASE_URL')
+
+describe.runIf(onServer)('a stalled writer', () => {
   it('is not ready while messages wait longer than the stall bound, and ready again once they are written', async () => {
     const ingest = await startIngest(database, undefined, { stallMs: 300 })
     const holder = await database.pool.connect()

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createDatabase, launchService, type RunningService, type ServiceDatabase } from '@campus/shared'
 import { afterAll, beforeAll, expect, it } from 'vitest'
+import { setLiveFrom } from '../../energy-data/src/commands/live-from.ts'
 import type { EnergyDatabase } from '../../energy-data/src/db/schema.ts'
 import { createApiKey } from '../../energy-data/src/repositories/api-keys.ts'
 import { takeMessages } from '../../energy-data/src/repositories/sample-writes.ts'
@@ -51,6 +52,8 @@ it('answers a past window again with the sample written into it since', async ()
         .count_value
     const before = await read()
     expect(await read()).toBe(before)
+    // live samples may rewrite the seeded quarter hours of this meter (pnpm energy meter:live-from --clear)
+    await setLiveFrom(writer.pool, { meter: '900', clear: true })
     const pack = JSON.stringify([{ n: 'urn:campus:meter:900', t: DAY / 1000 + 30, v: 40 }])
     await inTransaction(writer.pool, (c) =>
       takeMessages(c, [{ source: 'test', payload: Buffer.from(pack), receivedMs: Date.now() }]),

@@ -123,7 +123,8 @@ describe('pnpm start', () => {
           headers: { 'x-api-key': apiKey, 'content-type': 'application/senml+json' },
           body: JSON.stringify([{ n: 'urn:campus:meter:900', u: 'kW', v: 41.7 }]),
         })
-      expect((await post(gatewayKey!)).status).toBe(200)
+      const taken = await post(gatewayKey!)
+      expect(taken.status, await taken.clone().text()).toBe(200)
       expect((await post(key!)).status).toBe(403)
       // the key works while the demo data is still being seeded
       const meters = await fetch(`${energy}/metadata/meters/`, { headers: { 'x-api-key': key! } })

@@ -5,7 +5,7 @@ import type pg from 'pg'
 import type { EnergyDatabase } from '../db/schema.ts'
 import { DAY_MS, parseInstant } from '../domain/time.ts'
 import { createApiKey, revokeApiKeys } from '../repositories/api-keys.ts'
-import { seedEstate } from '../seed/seed.ts'
+import { registerDemoRun, seedEstate } from '../seed/seed.ts'
 
 function dateOption(name: string, value: string | undefined): number | undefined {
   if (value === undefined) return undefined
@@ -70,6 +70,9 @@ const tryKey = (key: string, baseUrl: string) => [
   `curl -H 'x-api-key: ${key}' '${baseUrl}/metadata/meters/'`,
 ]
 
+/** The days of measurements a demo seeds, up to now. */
+export const DEMO_DAYS = 400
+
 /** The demo's keys: one that reads every endpoint (keys for reading never write), one a gateway posts measurements with. */
 const DEMO_KEYS = {
   read: { name: 'demo', endpoints: ['*'] },
@@ -82,9 +85,14 @@ const DEMO_KEYS = {
  * `demo-gateway` for `POST /ingest/senml` of the ingest service. Refused on a database holding
  * real data.
  */
-export async function demoKey(db: Kysely<EnergyDatabase>, options: { baseUrl: string }) {
-  if ((await demoState(db)).realData)
-    throw commandFailed('this database holds data the demo did not seed: no demo key is made for it')
+export async function demoKey(db: Kysely<EnergyDatabase>, pool: pg.Pool, options: { baseUrl: string; days?: number }) {
+  const state = await demoState(db)
+  if (state.realData) throw commandFailed('this database holds data the demo did not seed: no demo key is made for it')
+  // a fresh database: the demo's run and its meters first, so the gateway key writes at once
+  if (!state.prepared && !state.unfinished) {
+    const toMs = Date.now()
+    await registerDemoRun(pool, { fromMs: toMs - (options.days ?? DEMO_DAYS) * DAY_MS, toMs, seed: 1 })
+  }
   const made: Record<string, string> = {}
   for (const [role, { name, endpoints }] of Object.entries(DEMO_KEYS)) {
     await revokeApiKeys(db, { name })
@@ -123,7 +131,12 @@ export async function demo(
   }
   let summary: Awaited<ReturnType<typeof seed>>
   if (unfinished) {
-    log('finishing the demo data of an interrupted first start...')
+    const begun = await sql<{ any: boolean }>`select exists (select 1 from data_15m) as any`.execute(db)
+    log(
+      begun.rows[0]?.any
+        ? 'finishing the demo data of an interrupted first start...'
+        : `seeding the demo data of ${new Date(unfinished.from_time).toISOString().slice(0, 10)} to now (the API answers meanwhile)...`,
+    )
     summary = await seed(
       pool,
       {

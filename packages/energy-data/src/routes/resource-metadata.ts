@@ -2,7 +2,7 @@
 import { PROTECTED_RESOURCE_PATH, ProtectedResourceMetadata, protectedResourceMetadata } from '@campus/shared'
 import { routePlugin } from '../energy-app.ts'
 import { publicBase, READ_ENERGY } from '../plugins/auth.ts'
-import { NotFoundResponse } from '../schemas/errors.ts'
+import { NotFoundResponse, RateLimitedResponse } from '../schemas/errors.ts'
 
 export const resourceMetadataRoutes = routePlugin('energy-resource-metadata-routes', (app) => {
   app.get(
@@ -13,7 +13,7 @@ export const resourceMetadataRoutes = routePlugin('energy-resource-metadata-rout
         summary: 'Protected resource metadata (RFC 9728)',
         description:
           'The OAuth server whose access tokens this API takes (read_energy), as `Authorization: Bearer` or, bound to a key, `Authorization: DPoP` (RFC 9449); every 401 names this document in `resource_metadata`. 404 when the API takes API keys only.',
-        response: { 200: ProtectedResourceMetadata, 404: NotFoundResponse },
+        response: { 200: ProtectedResourceMetadata, 404: NotFoundResponse, 429: RateLimitedResponse },
       },
     },
     async (request, reply) => {

@@ -3,6 +3,7 @@ import { GROUP_COLUMNS, GROUP_NAMES, MIRRORS, seriesNamed } from '../catalogue/g
 import { AMOUNT_METER_IDS, METERS, meterMetadata } from '../catalogue/meters.ts'
 import { DAY_MS, floorQuarter, QUARTER_MS } from '../domain/time.ts'
 import { emptyMeterQuarters, writeQuarters } from '../repositories/quarter-writes.ts'
+import { inTransaction } from '../repositories/transaction.ts'
 import { environmentAt, noise } from './environment.ts'
 import { DATALOGGERS, GROUP_STREAMS, meterSignal, signalsAt } from './estate.ts'
 
@@ -80,6 +81,24 @@ async function insertMetadata(client: pg.PoolClient): Promise<void> {
       ],
     )
   }
+}
+
+/**
+ * Records a demo run to come and writes the estate's metadata, in one transaction: the demo's keys
+ * are shown before its data is seeded, and the dataloggers may send at once (their meters exist).
+ * The demo finishes the run as it would an interrupted one.
+ */
+export async function registerDemoRun(
+  pool: pg.Pool,
+  run: { fromMs: number; toMs: number; seed: number },
+): Promise<void> {
+  await inTransaction(pool, async (client) => {
+    await client.query(
+      `insert into seed_runs (seed, from_time, to_time, purpose) values ($1, to_timestamp($2), to_timestamp($3), 'demo')`,
+      [run.seed, floorQuarter(run.fromMs) / 1000, floorQuarter(run.toMs) / 1000],
+    )
+    await insertMetadata(client)
+  })
 }
 
 /**
