@@ -1,0 +1,10 @@
+export { PostgresPair, type PostgresServer, postgresPrograms } from './postgres.ts'
+export {
+  alive,
+  type BrokerUser,
+  RabbitCluster,
+  type RabbitClusterOptions,
+  type RabbitNode,
+  rabbitmqPrograms,
+  rabbitPasswordHash,
+} from './rabbitmq.ts'
