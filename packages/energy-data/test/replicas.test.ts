@@ -29,7 +29,7 @@ const path = `/data/pv?start_datetime=${DAY}T00:00:00Z&end_datetime=${DAY}T23:45
 
 describe.runIf(onServers)('reads from a streaming standby', () => {
   const dir = mkdtempSync(join(tmpdir(), 'energy-standby-'))
-  const base = 43_000 + (process.pid % 500) * 2
+  const base = 26_000 + (process.pid % 500) * 2
   let pair: PostgresPair
   let primary: Database<EnergyDatabase>
   let standby: pg.Client

@@ -48,7 +48,8 @@ export async function startTestCluster(options: { standby?: boolean } = {}): Pro
   const dir = mkdtempSync(join(tmpdir(), 'campus-cluster-'))
   // the PostgreSQL servers run as the postgres user under root: it must reach its folder
   chmodSync(dir, 0o755)
-  const base = 41_000 + (process.pid % 400) * 40
+  // below the ephemeral ports (32768 on): a port the kernel hands out meanwhile cannot take ours
+  const base = 21_000 + (process.pid % 100) * 40
   const rabbit = new RabbitCluster({
     dir: join(dir, 'rabbitmq'),
     nodes: 3,
@@ -66,6 +67,7 @@ export async function startTestCluster(options: { standby?: boolean } = {}): Pro
   }
   try {
     await Promise.all([rabbit.start(), postgres.start({ standby: options.standby ?? false })])
+    await rabbit.awaitMqtt(GATEWAY)
     const database = createDatabase<EnergyDatabase>(postgres.url('primary'))
     await migrate(database.db, readMigrations(ingestService.migrationsDir))
     const from = Date.parse('2024-01-01T00:00:00Z')

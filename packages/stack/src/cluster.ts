@@ -32,7 +32,7 @@ up     starts, on loopback: 3 RabbitMQ nodes (MQTT for the dataloggers, a quorum
        reading from the standby, 1 OAuth server; writes DATA_DIR/cluster.json and prints how to try it
 down   stops every process cluster.json names (--purge: and deletes DATA_DIR/cluster/)
 
-Environment: DATA_DIR (.data), CLUSTER_BASE_PORT (47100: the cluster uses the 80 ports from it),
+Environment: DATA_DIR (.data), CLUSTER_BASE_PORT (29100: the cluster uses the 80 ports from it),
 MQTT_TOPIC_ROOT (campus).
 `
 
@@ -54,7 +54,7 @@ export interface ClusterFile {
 const dataDir = resolve(process.env.DATA_DIR ?? '.data')
 const clusterDir = join(dataDir, 'cluster')
 const clusterFile = join(dataDir, 'cluster.json')
-const basePort = Number(process.env.CLUSTER_BASE_PORT ?? 47_100)
+const basePort = Number(process.env.CLUSTER_BASE_PORT ?? 29_100)
 const topicRoot = process.env.MQTT_TOPIC_ROOT ?? 'campus'
 const QUEUE = 'ingest'
 
@@ -234,6 +234,8 @@ async function up(): Promise<void> {
   // written before the waits: a `down` after a failed start still finds every process
   writeFileSync(clusterFile, `${JSON.stringify(file, null, 2)}\n`, { mode: 0o600 })
   await Promise.all(launched.map((l) => ready(l.url, l.name, l.pid)))
+  // the dataloggers may come at once: every node takes the gateway's MQTT connection
+  await rabbit.awaitMqtt({ name: 'gateway', password: secret.gateway })
   process.stdout.write(tryIt(file))
 }
 

@@ -2,6 +2,7 @@ export { PostgresPair, type PostgresServer, postgresPrograms } from './postgres.
 export {
   alive,
   type BrokerUser,
+  mqttConnack,
   RabbitCluster,
   type RabbitClusterOptions,
   type RabbitNode,

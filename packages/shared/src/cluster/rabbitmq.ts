@@ -9,6 +9,7 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process'
 import { createHash, randomBytes } from 'node:crypto'
 import { chmodSync, existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs'
+import { connect } from 'node:net'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { answersAt } from '../net.ts'
@@ -231,7 +232,11 @@ export class RabbitCluster {
   /** The end of node i's console output (why it failed). */
   tail(i: number): string {
     const file = join(this.nodeDir(i), 'log', 'console.log')
-    return existsSync(file) ? readFileSync(file, 'utf8').slice(-2000) : '(no output)'
+    if (!existsSync(file)) return '(no output)'
+    const text = readFileSync(file, 'utf8')
+    // the first error says why; the end, where it stopped
+    const first = text.search(/error/i)
+    return `${first >= 0 ? text.slice(first, first + 1500) : ''}\n...\n${text.slice(-800)}`
   }
 
   /** Waits until `running` nodes of the cluster run, as node i sees it. */
@@ -268,6 +273,22 @@ export class RabbitCluster {
       pid: this.pid(i) ?? this.children.get(i)?.pid ?? 0,
       log: join(this.nodeDir(i), 'log', 'console.log'),
     }))
+  }
+
+  /**
+   * Waits until every node's MQTT listener accepts `user` (CONNACK 0): a cluster just formed
+   * answers "server unavailable" until its nodes agree on MQTT client ids.
+   */
+  async awaitMqtt(user: { name: string; password: string }, timeoutMs = 120_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs
+    for (let i = 0; i < this.options.nodes; i++) {
+      for (;;) {
+        const code = await mqttConnack(this.mqttPort(i), user).catch(() => -1)
+        if (code === 0) break
+        if (Date.now() > deadline) throw new Error(`RabbitMQ node ${this.nodeName(i)} refuses MQTT (${code})`)
+        await new Promise((r) => setTimeout(r, 500))
+      }
+    }
   }
 
   /** The node leading a quorum queue now (its index), as node `asked` sees it. */
@@ -316,4 +337,42 @@ export function alive(pid: number): boolean {
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'EPERM'
   }
+}
+
+/** The return code of an MQTT 3.1.1 CONNACK for a clean session of `user` (then DISCONNECT). */
+export function mqttConnack(port: number, user: { name: string; password: string }): Promise<number> {
+  const field = (text: string) => {
+    const bytes = Buffer.from(text, 'utf8')
+    const length = Buffer.alloc(2)
+    length.writeUInt16BE(bytes.length)
+    return Buffer.concat([length, bytes])
+  }
+  // protocol name, level 4, flags (username, password, clean session), keepalive 10 s
+  const body = Buffer.concat([
+    field('MQTT'),
+    Buffer.from([4, 0xc2, 0, 10]),
+    field(`probe-${process.pid}-${port}`),
+    field(user.name),
+    field(user.password),
+  ])
+  const length: number[] = []
+  let rest = body.length
+  do {
+    let byte = rest % 128
+    rest = Math.floor(rest / 128)
+    if (rest > 0) byte |= 0x80
+    length.push(byte)
+  } while (rest > 0)
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1')
+    socket.setTimeout(5000, () => socket.destroy(new Error('no CONNACK in 5 s')))
+    socket.once('error', reject)
+    socket.once('close', () => reject(new Error('closed before CONNACK')))
+    socket.on('connect', () => socket.write(Buffer.concat([Buffer.from([0x10, ...length]), body])))
+    socket.once('data', (data: Buffer) => {
+      const code = data[0] === 0x20 ? (data[3] ?? -1) : -1
+      socket.end(Buffer.from([0xe0, 0]))
+      resolve(code)
+    })
+  })
 }
