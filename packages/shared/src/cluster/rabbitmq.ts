@@ -133,6 +133,8 @@ export class RabbitCluster {
       RABBITMQ_PID_FILE: join(dir, 'pid'),
       RABBITMQ_ENABLED_PLUGINS_FILE: join(this.options.dir, 'enabled_plugins'),
       ERL_EPMD_ADDRESS: '127.0.0.1',
+      // a node that cannot boot writes its crash dump beside its logs, not in the current folder
+      ERL_CRASH_DUMP: join(dir, 'log', 'erl_crash.dump'),
     }
   }
 
