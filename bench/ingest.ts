@@ -14,7 +14,10 @@
  *    acknowledges on arrival, before its insert: what it committed is counted;
  *  - minimal pipeline: MQTT.js -> COPY into a staging table -> INSERT ... ON CONFLICT DO NOTHING,
  *    acknowledged after commit (contenders/pipeline-program.ts);
- *  - keyed COPY: `psql \copy` of the same rows into a table keyed like `meter_samples`, the ceiling.
+ *  - keyed COPY: `psql \copy` of the same rows into a table keyed like `meter_samples`, the ceiling;
+ *  - cluster (where RabbitMQ is installed): three RabbitMQ nodes of the bench's own, the fleet
+ *    publishing MQTT 3.1.1 to them in turn (PUBACK once the quorum queue holds the pack), two
+ *    ingest instances competing for the queue (contenders/cluster.ts; docs/SCALING.md).
  *
  * A fleet of BENCH_PUBLISHERS (50) MQTT clients on the estate's datalogger topics publishes, QoS 1,
  * BENCH_SAMPLES (100,000) samples in SenML packs of 10 records, then of 500, to each contender in
@@ -40,6 +43,7 @@
  */
 import { availableParallelism, loadavg } from 'node:os'
 import { performance } from 'node:perf_hooks'
+import { clusterAvailable, startCluster } from './contenders/cluster.ts'
 import type { Contender } from './contenders/contender.ts'
 import {
   type Fleet,
@@ -78,6 +82,9 @@ const FIRST_STRETCH = Date.parse('2025-03-01T00:00:00Z')
 
 const started: Contender[] = []
 let fleet: Fleet | undefined
+/** The fleets of contenders on brokers of their own (the cluster): the same publishers, elsewhere. */
+const ownFleets = new Map<Contender, Fleet>()
+const fleetFor = (c: Contender): Fleet => ownFleets.get(c) ?? fleet!
 const watches = new Map<Contender, Watch>()
 
 let stopping: Promise<void> | undefined
@@ -86,6 +93,7 @@ function stopAll(): Promise<void> {
   stopping ??= (async () => {
     for (const w of watches.values()) await w.close().catch(() => {})
     await fleet?.end().catch(() => {})
+    for (const f of ownFleets.values()) await f.end().catch(() => {})
     for (const c of started.splice(0).reverse()) {
       await c.stop().catch((error: Error) => process.stderr.write(`stopping ${c.name}: ${error.message}\n`))
     }
@@ -166,7 +174,7 @@ async function throughputRound(
     const figures: string[] = []
     for (const c of turn(contenders, round)) {
       const w = watches.get(c)!
-      const t = await measureThroughput(fleet!, c, w, load)
+      const t = await measureThroughput(fleetFor(c), c, w, load)
       const record = records.get(c)!
       record.throughput.set(packSize, [...(record.throughput.get(packSize) ?? []), t])
       const short =
@@ -177,7 +185,7 @@ async function throughputRound(
       figures.push(
         `${c.name} ${perSecond(rate(t))} (${t.seconds.toFixed(2)} s, CPU ${t.processCpu.toFixed(1)} + ${t.databaseCpu.toFixed(1)} s)${short}`,
       )
-      if (round === 0 && c.topicRoot) record.redelivered.set(packSize, await redeliveryAdds(fleet!, c, w, load))
+      if (round === 0 && c.topicRoot) record.redelivered.set(packSize, await redeliveryAdds(fleetFor(c), c, w, load))
     }
     line(`   round ${round + 1}, packs of ${packSize}, samples/s: ${figures.join('; ')}`)
   }
@@ -194,7 +202,7 @@ async function latencyRound(
   for (const c of turn(contenders, round)) {
     if (!c.topicRoot) continue
     const l = await measureLatency(
-      fleet!,
+      fleetFor(c),
       c,
       watches.get(c)!,
       SECONDS,
@@ -304,12 +312,18 @@ async function main(): Promise<void> {
   started.push(await startNodeRed(MQTT_URL, run, (text) => line(`   ${text}`)))
   started.push(await startMinimalPipeline(MQTT_URL, run))
   started.push(await startKeyedCopy())
+  if (clusterAvailable()) started.push(await startCluster(run))
+  else line('   cluster: skipped, no RabbitMQ on this machine (apt-get install rabbitmq-server)')
   const contenders = [...started]
   fleet = await startFleet(MQTT_URL, PUBLISHERS, run)
   for (const c of contenders) {
+    if (c.broker) {
+      const { mqtt, ...credential } = c.broker
+      ownFleets.set(c, await startFleet(mqtt, PUBLISHERS, `${run}${c.name}`, credential))
+    }
     const w = await watch(c)
     watches.set(c, w)
-    if (c.topicRoot) await untilTaking(fleet, c, w)
+    if (c.topicRoot) await untilTaking(fleetFor(c), c, w)
   }
   const records = new Map<Contender, Figures>(
     contenders.map((c) => [c, { throughput: new Map(), redelivered: new Map(), latency: [] }]),

@@ -22,6 +22,8 @@ export interface Contender {
   readonly pid?: number
   /** Over MQTT: the first level of the topics it subscribes to (`<root>/<datalogger>/senml`). */
   readonly topicRoot?: string
+  /** Over MQTT on brokers of its own (the cluster): where and as whom the fleet publishes to it. */
+  readonly broker?: { mqtt: readonly string[]; username: string; password: string }
   /** Without MQTT: loads `csv` (meter_id,at,reading,value lines) itself and says what it cost. */
   load?(csv: string): Promise<{ seconds: number; processCpu: number; databaseCpu: number }>
   stop(): Promise<void>

@@ -80,12 +80,26 @@ export interface Fleet {
  * `size` publishers, each a datalogger's connection: publisher p sends for datalogger p mod D (the
  * estate has D of them, so several publishers share one datalogger's topic and meters).
  */
-export async function startFleet(mqttUrl: string, publishers: number, run: string): Promise<Fleet> {
+export async function startFleet(
+  mqttUrl: string | readonly string[],
+  publishers: number,
+  run: string,
+  /** A broker of its own (the cluster's nodes, taken in turn), its credential, MQTT 3.1.1. */
+  credential?: { username: string; password: string },
+): Promise<Fleet> {
   // every datalogger has one at least
   const size = Math.max(publishers, DATALOGGERS.length)
+  const urls = typeof mqttUrl === 'string' ? [mqttUrl] : mqttUrl
   const clients: MqttClient[] = []
   try {
-    for (let p = 0; p < size; p++) clients.push(await mqtt.connectAsync(mqttUrl, { clientId: `b${run}pub${p}` }))
+    for (let p = 0; p < size; p++) {
+      clients.push(
+        await mqtt.connectAsync(urls[p % urls.length] as string, {
+          clientId: `b${run}pub${p}`,
+          ...(credential ? { ...credential, protocolVersion: 4 as const } : {}),
+        }),
+      )
+    }
   } catch (error) {
     await Promise.all(clients.map((c) => c.endAsync()))
     throw error

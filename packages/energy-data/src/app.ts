@@ -6,10 +6,12 @@ import {
   readMigrations,
   registerPlatform,
   serverOptions,
+  serviceGauge,
 } from '@campus/shared'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { defaultSettings, type EnergySettings } from './config.ts'
+import { openReplicas } from './db/replicas.ts'
 import type { EnergyDatabase } from './db/schema.ts'
 import { databaseZonesRegistered, isTimeZone, registerDatabaseZones } from './domain/time.ts'
 import { energyErrors } from './errors.ts'
@@ -95,8 +97,26 @@ export async function buildApp(options: EnergyAppOptions): Promise<FastifyInstan
     allowedHeaders: ['x-api-key', 'Authorization'],
     exposedHeaders: ['Content-Disposition', 'Retry-After', 'X-Request-Id', 'ETag'],
   }
+  // reads from streaming standbys when named: their lag is a metric and bounds readiness
+  const replicas =
+    settings.readDatabaseUrls.length > 0
+      ? openReplicas(options.database.pool, settings.readDatabaseUrls, settings.maxReplicaLagSeconds)
+      : undefined
+  if (replicas) app.addHook('onClose', async () => replicas.close())
   await registerPlatform(app, {
     service: 'energy-data',
+    ...(replicas
+      ? {
+          readiness: { replicas: () => replicas.readiness() },
+          metrics: [
+            serviceGauge(
+              'energy_replica_lag_seconds',
+              'How far the most lagging standby the /data answers are read from is behind the primary (+Inf: one does not answer)',
+              () => Math.max(0, ...[...replicas.lags().values()].map((lag) => lag ?? Number.POSITIVE_INFINITY)),
+            ),
+          ],
+        }
+      : {}),
     errors: energyErrors,
     db: options.database.db,
     migrations: readMigrations(energyService.migrationsDir),
@@ -140,6 +160,7 @@ export async function buildApp(options: EnergyAppOptions): Promise<FastifyInstan
   await app.register(rateLimitPlugin)
   await app.register(exporterPlugin, {
     listenUrl: isEmbedded(options.database) ? undefined : options.database.url,
+    replicas,
   })
 
   for (const routes of [

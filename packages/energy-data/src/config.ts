@@ -102,6 +102,18 @@ const EnergyConfigSchema = Type.Object({
     default: 30,
     description: 'An export whose client reads nothing for this long is closed, freeing its place',
   }),
+  ENERGY_READ_DATABASE_URL: Type.Optional(
+    Type.String({
+      pattern: '^postgres(ql)?://[^,]+(,postgres(ql)?://[^,]+)*$',
+      description:
+        'Streaming standbys of ENERGY_DATABASE_URL (comma-separated) the /data answers are read from, in turn; keys, LISTEN and the rest stay on the primary',
+    }),
+  ),
+  ENERGY_MAX_REPLICA_LAG_SECONDS: Type.Number({
+    minimum: 0,
+    default: 30,
+    description: 'A standby further behind the primary than this (or not answering) makes /health/ready answer 503',
+  }),
   ENERGY_CACHE_MB: Type.Number({
     minimum: 0,
     default: 32,
@@ -177,6 +189,10 @@ export interface EnergySettings {
   streamIdleSeconds: number
   /** Most bytes of /data answers of past windows kept in memory (ENERGY_CACHE_MB); 0 = no cache. */
   cacheBytes: number
+  /** Standbys the /data answers are read from (ENERGY_READ_DATABASE_URL); none: the primary. */
+  readDatabaseUrls: string[]
+  /** A standby lagging more than this makes the instance not ready. */
+  maxReplicaLagSeconds: number
   /** The public views need a key too. */
   requireKeyEverywhere: boolean
   /** Requests per minute and client address on public routes, and per API key. */
@@ -206,6 +222,8 @@ export function settingsFromConfig(config: EnergyConfig): EnergySettings {
     maxStreamsPerCredential: config.ENERGY_MAX_STREAMS_PER_CREDENTIAL,
     streamIdleSeconds: config.ENERGY_STREAM_IDLE_SECONDS,
     cacheBytes: Math.floor(config.ENERGY_CACHE_MB * 1024 * 1024),
+    readDatabaseUrls: config.ENERGY_READ_DATABASE_URL?.split(',') ?? [],
+    maxReplicaLagSeconds: config.ENERGY_MAX_REPLICA_LAG_SECONDS,
     requireKeyEverywhere: config.ENERGY_REQUIRE_KEY_EVERYWHERE,
     rateLimitPublic: config.ENERGY_RATE_LIMIT_PUBLIC,
     rateLimitKey: config.ENERGY_RATE_LIMIT_KEY,

@@ -22,6 +22,25 @@ const IngestConfigSchema = Type.Object({
       description: 'Broker the dataloggers publish to (mqtt://127.0.0.1:1883); unset: no MQTT, HTTP only',
     }),
   ),
+  INGEST_QUEUE_URL: Type.Optional(
+    Type.String({
+      pattern: '^amqps?://[^,]+(,amqps?://[^,]+)*$',
+      description:
+        'A replicated queue instead of MQTT_URL: the RabbitMQ nodes (amqp://user:password@host:port, comma-separated) whose quorum queue the dataloggers\u2019 MQTT packs reach (docs/SCALING.md); the instances compete for its messages',
+    }),
+  ),
+  INGEST_QUEUE_NAME: Type.String({
+    default: 'ingest',
+    pattern: '^[A-Za-z0-9_.-]+$',
+    description: 'The quorum queue (declared and bound to amq.topic on connection)',
+  }),
+  INGEST_QUEUE_PREFETCH: Type.Integer({
+    minimum: 1,
+    maximum: 65_535,
+    default: 1000,
+    description:
+      'Messages the queue delivers to an instance ahead of their acknowledgement (each acknowledged after its commit)',
+  }),
   MQTT_CLIENT_ID: Type.Optional(
     Type.String({
       minLength: 1,
@@ -122,6 +141,11 @@ export function loadIngestConfig(): IngestConfig {
   if (retention !== 0 && retention <= config.INGEST_MAX_AGE_DAYS) {
     throw new ConfigError(
       `INGEST_SAMPLES_RETENTION_DAYS (${retention}) must exceed INGEST_MAX_AGE_DAYS (${config.INGEST_MAX_AGE_DAYS}): a sample still taken must find its month kept`,
+    )
+  }
+  if (config.INGEST_QUEUE_URL && config.MQTT_URL) {
+    throw new ConfigError(
+      'MQTT_URL and INGEST_QUEUE_URL are both set: an instance takes from a broker or from a replicated queue, not both',
     )
   }
   return config

@@ -11,6 +11,7 @@ import { defaultClientId, startConsumer } from './consumer.ts'
 import { startHousekeeping } from './housekeeping.ts'
 import { ingestMetrics } from './metrics.ts'
 import type { Subscriber } from './mqtt-session.ts'
+import { type QueueConsumer, startQueueConsumer } from './queue-consumer.ts'
 import { ingestService } from './service.ts'
 import { BatchWriter, writerReadiness } from './writer.ts'
 
@@ -23,6 +24,7 @@ runMain(async () => {
     build: async (database) => {
       let writer: BatchWriter | undefined
       let subscriber: Subscriber | undefined
+      let queue: QueueConsumer | undefined
       const metrics = ingestMetrics(() => writer?.held ?? 0)
       writer = new BatchWriter(database.pool, {
         batchMessages: config.INGEST_BATCH_MESSAGES,
@@ -53,61 +55,83 @@ runMain(async () => {
           ...(config.MQTT_URL
             ? { broker: () => (subscriber?.connected() ? 'ok' : `not subscribed at ${config.MQTT_URL}`) }
             : {}),
+          ...(config.INGEST_QUEUE_URL
+            ? { broker: () => (queue?.connected() ? 'ok' : `not consuming queue ${config.INGEST_QUEUE_NAME}`) }
+            : {}),
         },
       })
       // the months samples will need, before they come; retention of samples and quarantine
       await prepareSamplePartitions(database.pool)
       const housekeeping = startHousekeeping(database.pool, config, app.log)
       app.addHook('onClose', async () => housekeeping.stop())
-      if (!config.MQTT_URL) {
+      if (!config.MQTT_URL && !config.INGEST_QUEUE_URL) {
         app.log.warn('MQTT_URL is not set: no broker, POST /ingest/senml only')
         app.addHook('preClose', async () => held.drain())
         return app
       }
       const mqttUrl = config.MQTT_URL
+      const queueUrl = config.INGEST_QUEUE_URL
+      /** Where the measurements come from: a broker's shared subscription, or a replicated queue. */
+      const connect = async (): Promise<{ close(): Promise<void>; said: object }> => {
+        if (queueUrl) {
+          queue = await startQueueConsumer({
+            urls: queueUrl.split(','),
+            queue: config.INGEST_QUEUE_NAME,
+            prefetch: config.INGEST_QUEUE_PREFETCH,
+            topicRoot: config.MQTT_TOPIC_ROOT,
+            maxMessageBytes: config.INGEST_MAX_BODY_BYTES,
+            writer: held,
+            onMessage: () => metrics.messages.inc({ transport: 'queue' }),
+            log: app.log,
+          })
+          return {
+            close: () => queue?.close() ?? Promise.resolve(),
+            said: { broker: queue.node(), queue: config.INGEST_QUEUE_NAME },
+          }
+        }
+        subscriber = await startConsumer({
+          url: mqttUrl as string,
+          clientId: config.MQTT_CLIENT_ID ?? defaultClientId(config.INGEST_PORT),
+          username: config.MQTT_USERNAME,
+          password: config.MQTT_PASSWORD,
+          shareGroup: config.MQTT_SHARED ? config.MQTT_SHARE_GROUP : undefined,
+          sessionSeconds: config.MQTT_SESSION_SECONDS,
+          keepaliveSeconds: config.MQTT_KEEPALIVE_SECONDS,
+          inFlight: config.MQTT_IN_FLIGHT,
+          maxMessageBytes: config.INGEST_MAX_BODY_BYTES,
+          topicRoot: config.MQTT_TOPIC_ROOT,
+          writer: held,
+          onMessage: () => metrics.messages.inc({ transport: 'mqtt' }),
+          log: app.log,
+        })
+        const said = { broker: mqttUrl, shared: subscriber.shared, mqtt: subscriber.version === 5 ? '5' : '3.1.1' }
+        return { close: () => subscriber?.close() ?? Promise.resolve(), said }
+      }
       // the broker's backlog is taken once the service answers: its probes and POST never wait for it;
       // a broker that cannot be reached (or refuses) is tried again, and readiness says so meanwhile
       let closing = false
-      const subscribe = async (delayMs: number): Promise<void> => {
+      let source: { close(): Promise<void> } | undefined
+      const take = async (delayMs: number): Promise<void> => {
         if (closing) return
         try {
-          subscriber = await startConsumer({
-            url: mqttUrl,
-            clientId: config.MQTT_CLIENT_ID ?? defaultClientId(config.INGEST_PORT),
-            username: config.MQTT_USERNAME,
-            password: config.MQTT_PASSWORD,
-            shareGroup: config.MQTT_SHARED ? config.MQTT_SHARE_GROUP : undefined,
-            sessionSeconds: config.MQTT_SESSION_SECONDS,
-            keepaliveSeconds: config.MQTT_KEEPALIVE_SECONDS,
-            inFlight: config.MQTT_IN_FLIGHT,
-            maxMessageBytes: config.INGEST_MAX_BODY_BYTES,
-            topicRoot: config.MQTT_TOPIC_ROOT,
-            writer: held,
-            onMessage: () => metrics.messages.inc({ transport: 'mqtt' }),
-            log: app.log,
-          })
-          if (closing) return void (await subscriber.close())
-          app.log.info(
-            { broker: mqttUrl, shared: subscriber.shared, mqtt: subscriber.version === 5 ? '5' : '3.1.1' },
-            'taking measurements from the broker',
-          )
+          const connected = await connect()
+          source = connected
+          if (closing) return void (await connected.close())
+          app.log.info(connected.said, 'taking measurements from the broker')
         } catch (error) {
-          app.log.warn(
-            { err: error, broker: mqttUrl, retryMs: delayMs },
-            'cannot subscribe at the broker; trying again',
-          )
+          app.log.warn({ err: error, retryMs: delayMs }, 'cannot take measurements from the broker; trying again')
           await new Promise((resolve) => setTimeout(resolve, delayMs))
-          return subscribe(Math.min(delayMs * 2, 30_000))
+          return take(Math.min(delayMs * 2, 30_000))
         }
       }
       app.addHook('onListen', async () => {
-        void subscribe(1000)
+        void take(1000)
       })
-      // SIGTERM: stop taking messages, write and acknowledge those held, then leave the session to the broker
+      // SIGTERM: stop taking messages, write and acknowledge those held, then leave: the broker keeps the rest
       app.addHook('preClose', async () => {
         closing = true
         await held.drain()
-        await subscriber?.close()
+        await source?.close()
       })
       return app
     },

@@ -34,7 +34,8 @@ interface ExportContext {
 }
 
 interface ExporterOptions {
-  pool: pg.Pool
+  /** Where a request's rows are read: the primary's pool, or a standby's in turn. */
+  readPool: () => pg.Pool
   /** Most rows one request may return. */
   maxRows: number
   /** Most multi-slice exports streamed at once by this process. */
@@ -76,13 +77,17 @@ const PIECE_ROWS = 100
 const WRITE_CHARS = 32_768
 
 export function createExporter(options: ExporterOptions) {
-  const { pool, cache } = options
+  const { cache } = options
   // each open export holds about three slices in memory however slowly its client reads:
   // bounding their number bounds the memory a crowd of slow clients can pin
   let openStreams = 0
   const heldBy = new Map<string, number>()
 
-  async function capRows(request: ExportRequest, plan: Awaited<ReturnType<typeof planSeries>>): Promise<void> {
+  async function capRows(
+    pool: pg.Pool,
+    request: ExportRequest,
+    plan: Awaited<ReturnType<typeof planSeries>>,
+  ): Promise<void> {
     if (plan.bound <= options.maxRows) return
     // with fill=null every bucket is a row: the bound is the count
     const rows = request.fill === 'null' ? plan.bound : await countSeries(pool, request, plan)
@@ -138,8 +143,9 @@ export function createExporter(options: ExporterOptions) {
       const cached = await cache.get(key)
       if (cached) return { contentType: cached.contentType, body: cached.body }
       const generation = cache.generation
+      const pool = options.readPool()
       const plan = await planSeries(pool, request)
-      await capRows(request, plan)
+      await capRows(pool, request, plan)
       const streaming = plan.edges.length > 2
       if (streaming) enterGate(context)
       const encoder = encoding(request.format, instantFormatter(request.zone))

@@ -55,7 +55,17 @@ export interface WindowCacheOptions {
   notify?: (payload: string) => Promise<void>
   /** The probe did not come back in time: caching stays off. */
   deaf?: () => void
+  /**
+   * Answers are read from standbys: a change heard on the primary may not be replayed there yet,
+   * so an answer read meanwhile would keep the old rows. A change is over for the cache once every
+   * standby has replayed the primary's WAL as it stood when the change was heard (the notification
+   * comes after the commit); until then nothing is kept, and then the touched answers are dropped again.
+   */
+  replicas?: { primaryLsn(): Promise<bigint>; replayed(lsn: bigint): Promise<boolean> } | undefined
 }
+
+/** How often the standbys' replay is asked while a change waits for it. */
+const REPLAY_POLL_MS = 20
 
 /** How long the probe may take to come back before the channel is judged deaf. */
 const PROBE_MS = 2000
@@ -83,6 +93,32 @@ export function createWindowCache(options: WindowCacheOptions): WindowCache {
   const drop = (touched: (answer: CachedAnswer) => boolean) => {
     for (const [key, answer] of answers.entries()) if (touched(answer)) answers.delete(key)
   }
+  // changes heard and not yet replayed by every standby: nothing is kept while there are any
+  let unreplayed = 0
+  let closed = false
+  const retry = async <T>(ask: () => Promise<T>): Promise<T | undefined> => {
+    for (;;) {
+      if (closed) return undefined
+      try {
+        return await ask()
+      } catch {
+        await new Promise((r) => setTimeout(r, REPLAY_POLL_MS * 10))
+      }
+    }
+  }
+  const afterReplay = async (touched: (answer: CachedAnswer) => boolean) => {
+    const replicas = options.replicas
+    if (!replicas) return
+    unreplayed++
+    // a primary or standby that does not answer is asked again: the cache keeps nothing meanwhile
+    const lsn = await retry(() => replicas.primaryLsn())
+    while (!closed && lsn !== undefined && !(await retry(() => replicas.replayed(lsn)))) {
+      await new Promise((r) => setTimeout(r, REPLAY_POLL_MS))
+    }
+    unreplayed--
+    generation++
+    drop(touched)
+  }
   let probe: string | undefined
   let probeTimer: NodeJS.Timeout | undefined
   let settle: () => void = () => undefined
@@ -107,10 +143,13 @@ export function createWindowCache(options: WindowCacheOptions): WindowCache {
       const change = decodeMeasurementsChange(payload)
       if (!change) {
         answers.clear()
+        void afterReplay(() => true)
         return
       }
       const tables = new Set(change.tables)
-      drop((a) => tables.has(a.table) && a.lo < change.toMs && change.fromMs < a.hi)
+      const touched = (a: CachedAnswer) => tables.has(a.table) && a.lo < change.toMs && change.fromMs < a.hi
+      drop(touched)
+      void afterReplay(touched)
     },
     listening: () => {
       generation++
@@ -150,7 +189,7 @@ export function createWindowCache(options: WindowCacheOptions): WindowCache {
       return generation
     },
     set(key, answer, since) {
-      if (listening && since === generation) answers.set(key, answer)
+      if (listening && since === generation && unreplayed === 0) answers.set(key, answer)
     },
     get bytes() {
       return answers.calculatedSize
@@ -158,6 +197,7 @@ export function createWindowCache(options: WindowCacheOptions): WindowCache {
     settled,
     async close() {
       listening = false
+      closed = true
       clearTimeout(probeTimer)
       answers.clear()
       await listener.close()

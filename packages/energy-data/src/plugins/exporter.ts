@@ -1,6 +1,7 @@
 import { notifyChange } from '@campus/shared'
 import fp from 'fastify-plugin'
 import pg from 'pg'
+import type { Replicas } from '../db/replicas.ts'
 import type { EnergyApp } from '../energy-app.ts'
 import { createExporter } from '../export/export.ts'
 import { createWindowCache } from '../export/window-cache.ts'
@@ -14,7 +15,7 @@ import { MEASUREMENTS_CHANNEL } from '../repositories/measurement-changes.ts'
  * alone) nothing is cached.
  */
 export const exporterPlugin = fp(
-  async (app, options: { listenUrl: string | undefined }) => {
+  async (app, options: { listenUrl: string | undefined; replicas?: Replicas | undefined }) => {
     const { pool, settings, now } = app as EnergyApp
     const listening =
       options.listenUrl && settings.cacheBytes > 0
@@ -27,6 +28,8 @@ export const exporterPlugin = fp(
       pool: listening,
       lost: (error) => app.log.warn({ err: error }, 'data cache channel lost; caching off until it is back'),
       notify: (payload) => notifyChange(pool, MEASUREMENTS_CHANNEL, payload),
+      // read from standbys: a change is over for the cache once every standby has replayed it
+      replicas: options.replicas,
       // the embedded database serves no LISTEN/NOTIFY across connections: a fact of it, not a fault
       deaf: () =>
         app.log.info(
@@ -38,7 +41,7 @@ export const exporterPlugin = fp(
     app.decorate(
       'exporter',
       createExporter({
-        pool,
+        readPool: options.replicas ? () => (options.replicas as Replicas).pick() : () => pool,
         maxRows: settings.maxRows,
         maxStreams: settings.maxStreams,
         maxStreamsPerHolder: settings.maxStreamsPerCredential,
