@@ -20,6 +20,7 @@ import { SIGNATURE_HEADER } from '../../src/alerts/delivery.ts'
 import { buildApp } from '../../src/app.ts'
 import { defaultSettings } from '../../src/config.ts'
 import type { EnergyDatabase } from '../../src/db/schema.ts'
+import type { EnergyApp } from '../../src/energy-app.ts'
 import { takeMessages } from '../../src/repositories/sample-writes.ts'
 import { inTransaction } from '../../src/repositories/transaction.ts'
 import { apiKey, seeded, sleep, testDatabase } from '../harness.ts'
@@ -122,7 +123,7 @@ describe.runIf(ALERTMANAGER || process.env.CI)('alert delivery: Alertmanager and
     await app.ready()
     return app
   }
-  const tick = () => (app as FastifyInstance).alerts.tick()
+  const tick = () => (app as unknown as EnergyApp).alerts.tick()
   const amAlerts = async () => {
     const answer = await fetch(
       `${alertmanager.url}/api/v2/alerts?filter=${encodeURIComponent('alertname="ec_silent"')}`,
@@ -217,7 +218,7 @@ describe.runIf(ALERTMANAGER || process.env.CI)('alert delivery: Alertmanager and
     receiver.fail(false)
     // the outbox's backoff (2 s after the first failure) has passed by the next tick
     await sleep(2500)
-    await start()
+    const restarted = await start()
     await tick()
     expect(receiver.taken.size).toBe(2)
     const resolved = [...receiver.taken.values()][1] as Received
@@ -227,7 +228,7 @@ describe.runIf(ALERTMANAGER || process.env.CI)('alert delivery: Alertmanager and
     expect(new Set(receiver.deliveries).size).toBe(2)
     // Alertmanager was told the end: the alert is no longer active there
     expect(await amAlerts()).toEqual([])
-    const history = await (app as FastifyInstance).inject({
+    const history = await restarted.inject({
       url: '/alerts?rule=ec_silent',
       headers: { 'x-api-key': await apiKey(database.db) },
     })

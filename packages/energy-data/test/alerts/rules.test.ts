@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { defaultSettings } from '../../src/config.ts'
 import { QUARTER_MS } from '../../src/domain/time.ts'
+import type { EnergyApp } from '../../src/energy-app.ts'
 import { takeMessages } from '../../src/repositories/sample-writes.ts'
 import { inTransaction } from '../../src/repositories/transaction.ts'
 import { energyCli, type Harness, insertMeterReadings, seeded, startHarness } from '../harness.ts'
@@ -35,6 +36,9 @@ async function alertsOf(rule: string) {
 async function createRule(body: object, key = manage) {
   return h.app.inject({ method: 'POST', url: '/alerts/rules', headers: { 'x-api-key': key }, payload: body })
 }
+
+/** One evaluation and delivery, now. */
+const tick = () => (h.app as unknown as EnergyApp).alerts.tick()
 
 beforeAll(async () => {
   h = await startHarness({
@@ -136,16 +140,16 @@ describe('evaluation: pending, firing, resolved (Prometheus `for`)', () => {
       for_seconds: 120,
     })
     expect(rule.statusCode).toBe(201)
-    await h.app.alerts.tick()
+    await tick()
     expect(await alertsOf('ec_silent')).toEqual([])
     clock = START + 6 * 60_000
-    await h.app.alerts.tick()
+    await tick()
     expect((await alertsOf('ec_silent')).map((a) => a.state)).toEqual(['pending'])
     clock = START + 7 * 60_000
-    await h.app.alerts.tick()
+    await tick()
     expect((await alertsOf('ec_silent')).map((a) => a.state)).toEqual(['pending'])
     clock = START + 8 * 60_000
-    await h.app.alerts.tick()
+    await tick()
     const [firing] = await alertsOf('ec_silent')
     expect(firing).toMatchObject({
       state: 'firing',
@@ -153,7 +157,7 @@ describe('evaluation: pending, firing, resolved (Prometheus `for`)', () => {
     })
     expect(firing?.value).toBe(8 * 60)
     await sample('DL-EC-01', 890, 1.5, 'kWh')
-    await h.app.alerts.tick()
+    await tick()
     expect((await alertsOf('ec_silent')).map((a) => a.state)).toEqual(['resolved'])
     const open = await h.app.inject({ url: '/alerts?state=firing', headers: { 'x-api-key': reader } })
     expect(open.json().alerts.filter((a: { rule: string }) => a.rule === 'ec_silent')).toEqual([])
@@ -164,10 +168,10 @@ describe('evaluation: pending, firing, resolved (Prometheus `for`)', () => {
     await sample('DL-METEO-01', 930, 12, 'Cel')
     await createRule({ kind: 'stale', name: 'meteo_silent', meter: 930, minutes: 10, for_seconds: 600 })
     clock += 11 * 60_000
-    await h.app.alerts.tick()
+    await tick()
     expect((await alertsOf('meteo_silent')).map((a) => a.state)).toEqual(['pending'])
     await sample('DL-METEO-01', 930, 12, 'Cel')
-    await h.app.alerts.tick()
+    await tick()
     expect(await alertsOf('meteo_silent')).toEqual([])
   })
 
@@ -186,15 +190,15 @@ describe('evaluation: pending, firing, resolved (Prometheus `for`)', () => {
       tag: 'ok',
     })
     await insertMeterReadings(h.database, [q(last - 2 * QUARTER_MS, 150), q(last - QUARTER_MS, 90), q(last, 160)])
-    await h.app.alerts.tick()
+    await tick()
     expect(await alertsOf('dc_load')).toEqual([])
     clock += QUARTER_MS
     await insertMeterReadings(h.database, [q(last + QUARTER_MS, 170)])
-    await h.app.alerts.tick()
+    await tick()
     expect(await alertsOf('dc_load')).toEqual([])
     clock += QUARTER_MS
     await insertMeterReadings(h.database, [q(last + 2 * QUARTER_MS, 180)])
-    await h.app.alerts.tick()
+    await tick()
     expect(await alertsOf('dc_load')).toMatchObject([{ state: 'firing', labels: { meter: '900' }, value: 180 }])
     // /metrics: the alerts firing and each datalogger's last-sample age
     const metrics = await h.app.inject({ url: '/metrics' })
@@ -225,7 +229,7 @@ describe('evaluation: pending, firing, resolved (Prometheus `for`)', () => {
     clock = rome + 28 * 86_400_000 + 8 * 3_600_000
     await createRule({ kind: 'night-baseline', name: 'cit_night', meter: 880, percent: 50 })
     await createRule({ kind: 'night-baseline', name: 'cit_night_lax', meter: 880, percent: 80 })
-    await h.app.alerts.tick()
+    await tick()
     const [night] = await alertsOf('cit_night')
     expect(night?.state).toBe('firing')
     expect(night?.value).toBeCloseTo(24 * 1.6, 9)
@@ -240,12 +244,12 @@ describe('evaluation: pending, firing, resolved (Prometheus `for`)', () => {
       const result = await sample('DL-AULEP-01', 860, 5 + i, 'Cel', clock + i * 1000)
       expect(result.refused.length).toBe(1)
     }
-    await h.app.alerts.tick()
+    await tick()
     expect(await alertsOf('aulep_refused')).toMatchObject([
       { state: 'firing', value: 3, labels: { datalogger: 'DL-AULEP-01' } },
     ])
     clock += 11 * 60_000
-    await h.app.alerts.tick()
+    await tick()
     expect((await alertsOf('aulep_refused')).map((a) => a.state)).toEqual(['resolved'])
   })
 })
