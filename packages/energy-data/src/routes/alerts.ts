@@ -1,44 +1,13 @@
-import type { FastifyReply, FastifyRequest } from 'fastify'
 import Type from 'typebox'
 import { ALERT_STATES, Alert, describeAlert, listAlerts } from '../alerts/history.ts'
 import { checkRule, createRule, deleteRule, listRules, Rule, RuleConflict, RuleInput } from '../alerts/rules.ts'
 import { routePlugin } from '../energy-app.ts'
 import { DetailError, UnprocessableEntity } from '../errors.ts'
+import { eventStreams } from '../event-stream.ts'
 import { apiKeyHeaders, apiKeySecurity, MANAGE_ROUTE } from '../plugins/auth.ts'
 import { HTTPValidationError, keyErrorResponses } from '../schemas/errors.ts'
 
 const DAY_MS = 86_400_000
-/** A comment line on an idle event stream, so proxies and clients see it alive. */
-const HEARTBEAT_MS = 15_000
-
-/**
- * Opens a server-sent event stream on `reply`: `write(event, data)` sends one event; `stop` runs
- * once the client goes. The reply is taken over from Fastify (it stays open).
- */
-export function openEventStream(request: FastifyRequest, reply: FastifyReply, stop: () => void) {
-  reply.hijack()
-  const raw = reply.raw
-  raw.writeHead(200, {
-    'content-type': 'text/event-stream; charset=utf-8',
-    'cache-control': 'no-store',
-    connection: 'keep-alive',
-    'x-accel-buffering': 'no',
-    'x-request-id': String(request.id),
-  })
-  raw.write('retry: 2000\n\n')
-  const heartbeat = setInterval(() => raw.write(': alive\n\n'), HEARTBEAT_MS)
-  heartbeat.unref()
-  request.raw.on('close', () => {
-    clearInterval(heartbeat)
-    stop()
-  })
-  return {
-    write(event: string, data: unknown) {
-      raw.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`)
-    },
-  }
-}
-
 const EventStreamBody = {
   description:
     'A stream of server-sent events (`text/event-stream`) that stays open: one `snapshot` event, then one `alert` event per change.',
@@ -48,6 +17,7 @@ const EventStreamBody = {
 /** Alert rules, the alerts they raise, and their stream. */
 export const alertRoutes = routePlugin('energy-alert-routes', (app) => {
   const { pool, alerts, now } = app
+  const streams = eventStreams(app)
   const common = { tags: ['Alerts'], headers: apiKeyHeaders, security: apiKeySecurity }
 
   app.get(
@@ -167,7 +137,7 @@ export const alertRoutes = routePlugin('energy-alert-routes', (app) => {
     },
     async (request, reply) => {
       const unsubscribe = alerts.subscribe((alert) => stream.write('alert', describeAlert(alert)))
-      const stream = openEventStream(request, reply, unsubscribe)
+      const stream = streams.open(request, reply, unsubscribe)
       stream.write('snapshot', { alerts: await listAlerts(pool, { since: new Date(now() - DAY_MS), limit: 200 }) })
     },
   )
