@@ -97,6 +97,7 @@ export function createAlertEngine(options: {
       await pool.query<{ datalogger: string; age: number | null }>(
         `select d.id as datalogger, extract(epoch from $1::timestamptz - max(l.received_at))::float8 as age
          from dataloggers d left join meters m on m.datalogger_id = d.id left join meter_latest l on l.meter_id = m.id
+         where d.date_to is null or d.date_to > $1
          group by d.id order by d.id`,
         [new Date(now)],
       )

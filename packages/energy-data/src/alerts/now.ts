@@ -63,7 +63,10 @@ export async function nowSnapshot(
     pool.query<{ id: string; description: string | null; last: Date | null }>(
       `select d.id, d.description, max(l.received_at) as last
        from dataloggers d left join meters m on m.datalogger_id = d.id left join meter_latest l on l.meter_id = m.id
+       -- a datalogger taken out of service is expected to be silent
+       where d.date_to is null or d.date_to > $1
        group by d.id, d.description order by d.id`,
+      [at],
     ),
     pool.query<{
       id: number
