@@ -5,8 +5,8 @@
  */
 import type pg from 'pg'
 import Type, { type Static } from 'typebox'
-import { CAMPUS_METERS } from '../catalogue/meters.ts'
-import { unitSymbol } from '../catalogue/quantities.ts'
+import { AMOUNT_METER_IDS, CAMPUS_METERS } from '../catalogue/meters.ts'
+import { ACCUMULATES_TO, conversionFactor, type UnitId, unitSymbol } from '../catalogue/quantities.ts'
 import type { AlertRow } from './evaluate.ts'
 
 /** A datalogger is live when its newest sample arrived within this, late within STALE_S, else stale. */
@@ -32,8 +32,11 @@ export const NowSnapshot = Type.Object({
       description: Type.String(),
       unit: Type.String(),
       reading: Type.Union([Type.Number(), Type.Null()], {
-        description: "The register when the datalogger sends one, else the latest sample's value",
+        description:
+          'The register when the datalogger sends one; else, for an energy or volume meter, the rate of its newest ' +
+          'increment (kW, m³/h); else the newest sample',
       }),
+      reading_unit: Type.String(),
       reading_at: Instant,
       today: Type.Union([Type.Number(), Type.Null()], { description: "Today's amount so far (local day)" }),
     }),
@@ -48,6 +51,37 @@ export const NowSnapshot = Type.Object({
   ),
 })
 export type NowSnapshot = Static<typeof NowSnapshot>
+
+/** The rate an amount accumulates from (kWh: kW), by the amount's unit. */
+const RATE_OF = new Map(Object.entries(ACCUMULATES_TO).map(([rate, amount]) => [amount, rate as UnitId]))
+
+/**
+ * What a main meter reads now: its register when its datalogger sends one; else, for an energy or
+ * volume meter, the rate of its newest increment over the time since the one before (kW, m³/h);
+ * else the newest sample.
+ */
+function currentReading(m: {
+  id: number
+  unit_id: string | null
+  register: number | null
+  register_at: Date | null
+  value: number | null
+  at: Date | null
+  seconds: number | null
+}): { reading: number | null; reading_unit: string; reading_at: string | null } {
+  const unit = unitSymbol(m.unit_id)
+  if (m.register !== null)
+    return { reading: m.register, reading_unit: unit, reading_at: m.register_at?.toISOString() ?? null }
+  const rate = m.unit_id ? RATE_OF.get(m.unit_id as UnitId) : undefined
+  if (AMOUNT_METER_IDS.includes(m.id) && rate && m.value !== null && m.seconds !== null && m.seconds > 0) {
+    return {
+      reading: m.value * conversionFactor(m.unit_id as UnitId, rate, m.seconds),
+      reading_unit: unitSymbol(rate),
+      reading_at: m.at?.toISOString() ?? null,
+    }
+  }
+  return { reading: m.value, reading_unit: unit, reading_at: m.at?.toISOString() ?? null }
+}
 
 export function dataloggerStatus(ageSeconds: number | null): 'live' | 'late' | 'stale' {
   if (ageSeconds === null || ageSeconds > STALE_S) return 'stale'
@@ -72,13 +106,20 @@ export async function nowSnapshot(
       id: number
       description: string
       unit_id: string | null
-      reading: number | null
-      reading_at: Date | null
+      register: number | null
+      register_at: Date | null
+      value: number | null
+      at: Date | null
+      seconds: number | null
       today: number | null
     }>(
-      `select m.id, m.description, m.unit_id,
-         coalesce(l.register_value, l.value) as reading,
-         case when l.register_value is not null then l.register_at else l.at end as reading_at,
+      `select m.id, m.description, m.unit_id, l.register_value as register, l.register_at, l.value, l.at,
+         -- an increment covers the time since the sample before it: the pair gives the rate
+         (select extract(epoch from x.at - x.before)::float8 from (
+            select s.at, lag(s.at) over (order by s.at) as before from (
+              select at from meter_samples where meter_id = m.id and reading = 'value' order by at desc limit 2
+            ) s
+          ) x order by x.at desc limit 1) as seconds,
          (select sum(d.sum_value) from data_15m d
           where d.meter_id = m.id
             and d.time_15m >= (date_trunc('day', $2::timestamptz at time zone $3) at time zone $3)
@@ -104,8 +145,7 @@ export async function nowSnapshot(
       id: m.id,
       description: m.description.replace(/^\d+\)\s*/, ''),
       unit: unitSymbol(m.unit_id),
-      reading: m.reading,
-      reading_at: m.reading_at?.toISOString() ?? null,
+      ...currentReading(m),
       today: m.today,
     })),
     alerts: options.open

@@ -228,7 +228,7 @@
       const row = meters.insertRow()
       row.dataset.meter = String(m.id)
       cell(row, m.description)
-      cell(row, m.reading === null ? '–' : `${number.format(m.reading)} ${m.unit}`, 'reading')
+      cell(row, m.reading === null ? '–' : `${number.format(m.reading)} ${m.reading_unit}`, 'reading')
       cell(row, m.today === null ? '–' : `${number.format(m.today)} ${m.unit}`, 'today')
     }
     const list = panel.querySelector('.now-alerts ul')
