@@ -20,7 +20,7 @@ beforeAll(async () => {
 afterAll(async () => database?.close())
 beforeEach(async () => {
   await sql`truncate seed_runs, api_keys, data_15m, pv_15m, water_15m, weather_15m, aulep_15m,
-    centrali_frigo_15m, datacenter_1_15m, meter_samples, quarantine, meters, dataloggers`.execute(database.db)
+    centrali_frigo_15m, datacenter_1_15m, meter_samples, quarantine, meters, dataloggers cascade`.execute(database.db)
 })
 
 describe('demo (run by pnpm start on every start)', () => {

@@ -5,7 +5,7 @@
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
 import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs'
-import { createServer, type Server } from 'node:net'
+import { type AddressInfo, createServer, type Server } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -169,23 +169,29 @@ describe('pnpm start', () => {
   })
 
   it('a taken port stops it at once, one line naming the variable that moves it, before any database opens', async () => {
+    // the holders take ports the system hands out, so no other program can hold them first
     const holders = await Promise.all(
-      [env.OAUTH_PORT, env.MQTT_PORT].map(
-        (port) =>
-          new Promise<Server>((resolve) => {
+      [0, 0].map(
+        () =>
+          new Promise<Server>((resolve, reject) => {
             const holder = createServer()
-            holder.listen(Number(port), '127.0.0.1', () => resolve(holder))
+            holder.once('error', reject)
+            holder.listen(0, '127.0.0.1', () => resolve(holder))
           }),
       ),
     )
+    const [oauthPort, mqttPort] = holders.map((holder) => String((holder.address() as AddressInfo).port))
+    const before = env
+    env = { ...env, OAUTH_PORT: oauthPort, MQTT_PORT: mqttPort }
     try {
       const { output, exited } = startStack()
       expect(await exited).toBe(1)
       expect(output()).toBe(
-        `[start]  port ${env.OAUTH_PORT} (OAUTH_PORT) is taken by another program: set OAUTH_PORT to a free one\n` +
-          `[start]  port ${env.MQTT_PORT} (MQTT_PORT) is taken by another program: set MQTT_PORT to a free one, or MQTT_URL to your broker\n`,
+        `[start]  port ${oauthPort} (OAUTH_PORT) is taken by another program: set OAUTH_PORT to a free one\n` +
+          `[start]  port ${mqttPort} (MQTT_PORT) is taken by another program: set MQTT_PORT to a free one, or MQTT_URL to your broker\n`,
       )
     } finally {
+      env = before
       for (const holder of holders) holder.close()
     }
     // one port for two services is the same mistake
