@@ -97,7 +97,8 @@ async function startAlertmanager(binary: string, dir: string): Promise<{ url: st
     { stdio: 'ignore' },
   )
   const url = `http://127.0.0.1:${port}`
-  for (let i = 0; i < 100; i++) {
+  // a loaded machine may take a while to start it
+  for (let i = 0; i < 300; i++) {
     const ready = await fetch(`${url}/-/ready`).then(
       (r) => r.ok,
       () => false,
@@ -106,7 +107,7 @@ async function startAlertmanager(binary: string, dir: string): Promise<{ url: st
     await sleep(100)
   }
   child.kill()
-  throw new Error('alertmanager did not become ready')
+  throw new Error('alertmanager did not become ready within 30 s')
 }
 
 describe.runIf(ALERTMANAGER || process.env.CI)('alert delivery: Alertmanager and a webhook, across a restart', () => {
