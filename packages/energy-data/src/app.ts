@@ -10,11 +10,14 @@ import {
 } from '@campus/shared'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyInstance } from 'fastify'
+import { createAlertEngine } from './alerts/engine.ts'
+import { alertMetrics } from './alerts/metrics.ts'
 import { defaultSettings, type EnergySettings } from './config.ts'
 import { openReplicas } from './db/replicas.ts'
 import type { EnergyDatabase } from './db/schema.ts'
 import { databaseZonesRegistered, isTimeZone, registerDatabaseZones } from './domain/time.ts'
 import { energyErrors } from './errors.ts'
+import { alertsPlugin } from './plugins/alerts.ts'
 import { authPlugin, READ_ENERGY, securitySchemes } from './plugins/auth.ts'
 import { databasePlugin } from './plugins/database.ts'
 import { exporterPlugin } from './plugins/exporter.ts'
@@ -22,6 +25,7 @@ import { rateLimitPlugin } from './plugins/rate-limit.ts'
 import { settingsPlugin } from './plugins/settings.ts'
 import { buildCalendar } from './repositories/rollups.ts'
 import { databaseZoneNames } from './repositories/zones.ts'
+import { alertRoutes } from './routes/alerts.ts'
 import { authRoutes } from './routes/auth.ts'
 import { chartRoutes } from './routes/charts.ts'
 import { dashboardRoutes } from './routes/dashboard.ts'
@@ -87,6 +91,13 @@ export async function buildApp(options: EnergyAppOptions): Promise<FastifyInstan
   ).withTypeProvider<TypeBoxTypeProvider>()
 
   app.decorate('rollupCalendar', buildRollupCalendar(app, options.database, settings.zone))
+  const alerts = createAlertEngine({
+    pool: options.database.pool,
+    settings: settings.alerts,
+    zone: settings.zone,
+    now: options.now ?? Date.now,
+    log: app.log,
+  })
   await app.register(settingsPlugin, { settings, now: options.now ?? Date.now })
   await app.register(databasePlugin, { database: options.database })
   // every answer but /metrics, to the origins configured: callers authenticate by header
@@ -121,6 +132,7 @@ export async function buildApp(options: EnergyAppOptions): Promise<FastifyInstan
     db: options.database.db,
     migrations: readMigrations(energyService.migrationsDir),
     metricsToken: settings.metricsToken,
+    metrics: alertMetrics(alerts),
     // /metrics is for the operator's scraper, never for a page's script
     cors: (path) => (path === '/metrics' ? undefined : cors),
     frontDoor: { home: '/dashboard', icon: ICON },
@@ -138,6 +150,7 @@ export async function buildApp(options: EnergyAppOptions): Promise<FastifyInstan
         { name: 'Data', description: 'Values from installed metering points' },
         { name: 'Report', description: 'Internal reports' },
         { name: 'Chart', description: 'Chart configuration for a website' },
+        { name: 'Alerts', description: 'Alert rules, the alerts they raise, their stream' },
         { name: 'Developers', description: 'Calls for development tests' },
       ],
       securitySchemes: securitySchemes(settings.oauth),
@@ -163,6 +176,11 @@ export async function buildApp(options: EnergyAppOptions): Promise<FastifyInstan
     replicas,
   })
 
+  await app.register(alertsPlugin, {
+    engine: alerts,
+    listenUrl: isEmbedded(options.database) ? undefined : options.database.url,
+  })
+
   for (const routes of [
     authRoutes,
     metadataRoutes,
@@ -170,6 +188,7 @@ export async function buildApp(options: EnergyAppOptions): Promise<FastifyInstan
     chartRoutes,
     reportRoutes,
     dashboardRoutes,
+    alertRoutes,
     resourceMetadataRoutes,
   ]) {
     await app.register(routes)

@@ -17,6 +17,7 @@ import type { Kysely } from 'kysely'
 import type pg from 'pg'
 import { GROUP_NAMES, type GroupName } from './catalogue/groups.ts'
 import { exportData, login, tokenFile } from './client/commands.ts'
+import { alertCreate, alertDelete, alertList } from './commands/alerts.ts'
 import { keyCreate, keyList, keyRevoke } from './commands/keys.ts'
 import { setLiveFrom } from './commands/live-from.ts'
 import { emissionsImport, ratesList, tariffsImport } from './commands/rates.ts'
@@ -207,6 +208,43 @@ const commands: Record<string, Command<Context>> = {
       const { values } = parseFlags(args, { from: { type: 'string' }, to: { type: 'string' } })
       await calendar(context)
       return refreshRollups(context.pool, values)
+    },
+  },
+  'alert:create': {
+    usage:
+      'alert:create --kind stale|threshold|night-baseline|quarantine [--name NAME] [--datalogger ID] [--meter ID] ' +
+      '[--minutes N] [--above|--below LEVEL --for QUARTERS] [--percent P] [--count N] [--for-seconds S] [--severity warning]',
+    run({ pool }, args) {
+      const text = { type: 'string' } as const
+      const { values } = parseFlags(args, {
+        kind: text,
+        name: text,
+        datalogger: text,
+        meter: text,
+        minutes: text,
+        above: text,
+        below: text,
+        for: text,
+        percent: text,
+        count: text,
+        'for-seconds': text,
+        severity: text,
+      })
+      return alertCreate(pool, values)
+    },
+  },
+  'alert:list': {
+    usage: 'alert:list',
+    run({ pool }, args) {
+      parseFlags(args, {})
+      return alertList(pool)
+    },
+  },
+  'alert:delete': {
+    usage: 'alert:delete --id ID',
+    run({ pool }, args) {
+      const { values } = parseFlags(args, { id: { type: 'string' } })
+      return alertDelete(pool, values.id)
     },
   },
   'virtual:create': {

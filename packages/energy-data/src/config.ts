@@ -9,6 +9,7 @@ import {
   TrustedProxies,
 } from '@campus/shared'
 import Type, { type Static } from 'typebox'
+import type { AlertSettings } from './alerts/engine.ts'
 import type { IntrospectionSettings } from './auth/introspection.ts'
 import { energyService } from './service.ts'
 
@@ -154,6 +155,36 @@ const EnergyConfigSchema = Type.Object({
   ),
   ...SharedCounterConfig,
   ENERGY_TRUSTED_PROXIES: TrustedProxies(),
+  ALERT_EVALUATION_SECONDS: Type.Number({
+    minimum: 0.1,
+    maximum: 3600,
+    default: 5,
+    description: 'Seconds between two evaluations of the alert rules (each commit of the write path evaluates too)',
+  }),
+  ALERTMANAGER_URL: Type.Optional(
+    Type.String({ format: 'uri', description: 'Prometheus Alertmanager the alerts are sent to (POST /api/v2/alerts)' }),
+  ),
+  ALERTMANAGER_RESEND_SECONDS: Type.Integer({
+    minimum: 1,
+    default: 60,
+    description: 'Seconds between two sends of a firing alert to Alertmanager',
+  }),
+  ALERT_WEBHOOK_URL: Type.Optional(
+    Type.String({
+      format: 'uri',
+      description: "A webhook each alert's firing and resolving is posted to (Alertmanager's format)",
+    }),
+  ),
+  ALERT_WEBHOOK_SECRET: Type.Optional(
+    Type.String({
+      minLength: 16,
+      description: 'Key of the HMAC-SHA256 signature of webhook bodies (required with ALERT_WEBHOOK_URL)',
+    }),
+  ),
+  ALERT_EXTERNAL_URL: Type.String({
+    default: 'http://127.0.0.1:8000',
+    description: "This service's URL as the receivers of alerts should see it (their links back)",
+  }),
 })
 
 function parseOrigins(value: string): string[] {
@@ -212,6 +243,8 @@ export interface EnergySettings {
   corsOrigins: '*' | string[]
   /** Reverse proxies whose X-Forwarded-For names the client (ENERGY_TRUSTED_PROXIES). */
   trustedProxies: string[]
+  /** Evaluation and delivery of alerts (ALERT_*, ALERTMANAGER_*). */
+  alerts: AlertSettings
 }
 
 export function settingsFromConfig(config: EnergyConfig): EnergySettings {
@@ -234,6 +267,21 @@ export function settingsFromConfig(config: EnergyConfig): EnergySettings {
     corsOrigins: config.ENERGY_CORS_ORIGINS.trim() === '*' ? '*' : parseOrigins(config.ENERGY_CORS_ORIGINS),
     oauth: oauthSettings(config),
     trustedProxies: parseAddressList(config.ENERGY_TRUSTED_PROXIES),
+    alerts: alertSettings(config),
+  }
+}
+
+function alertSettings(config: EnergyConfig): AlertSettings {
+  const url = config.ALERT_WEBHOOK_URL
+  const secret = config.ALERT_WEBHOOK_SECRET
+  if (url !== undefined && secret === undefined)
+    throw new ConfigError('Invalid configuration: ALERT_WEBHOOK_SECRET is required with ALERT_WEBHOOK_URL')
+  return {
+    evaluationMs: Math.round(config.ALERT_EVALUATION_SECONDS * 1000),
+    alertmanagerUrl: config.ALERTMANAGER_URL,
+    resendMs: config.ALERTMANAGER_RESEND_SECONDS * 1000,
+    webhook: url !== undefined && secret !== undefined ? { url, secret } : undefined,
+    externalUrl: config.ALERT_EXTERNAL_URL.replace(/\/+$/, ''),
   }
 }
 

@@ -5,6 +5,7 @@
 import { routePlugins, type ServiceApp } from '@campus/shared'
 import type { Kysely } from 'kysely'
 import type pg from 'pg'
+import type { AlertEngine } from './alerts/engine.ts'
 import type { EnergySettings } from './config.ts'
 import type { EnergyDatabase } from './db/schema.ts'
 import type { Exporter } from './export/export.ts'
@@ -24,12 +25,21 @@ export interface EnergyServices {
   endpointCatalog: EndpointCatalog
   /** `energy-exporter`: the /data export path and its concurrency gate */
   exporter: Exporter
+  /** `energy-alerts`: evaluation and delivery of the alert rules */
+  alerts: AlertEngine
 }
 
 export type EnergyApp = ServiceApp<EnergyServices>
 
 /** The capability plugins, by the name they register under. */
-const CAPABILITIES = ['energy-settings', 'energy-database', 'energy-auth', 'energy-rate-limit', 'energy-exporter']
+const CAPABILITIES = [
+  'energy-settings',
+  'energy-database',
+  'energy-auth',
+  'energy-rate-limit',
+  'energy-exporter',
+  'energy-alerts',
+]
 
 /** A plugin of routes, registered after the capability plugins and handed the typed instance. */
 export const routePlugin = routePlugins<EnergyApp>(CAPABILITIES)

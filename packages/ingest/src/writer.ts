@@ -12,6 +12,7 @@ import {
 import type pg from 'pg'
 import { describeFailure, unavailable } from './failures.ts'
 import type { IngestMetrics } from './metrics.ts'
+import { QuarantineNotices } from './quarantine-notices.ts'
 
 export interface WriterOptions {
   /** Most messages in one transaction. */
@@ -74,10 +75,12 @@ export class BatchWriter {
   private lastCommit = Date.now()
   private readonly pool: pg.Pool
   private readonly options: WriterOptions
+  private readonly notices: QuarantineNotices
 
   constructor(pool: pg.Pool, options: WriterOptions) {
     this.pool = pool
     this.options = options
+    this.notices = new QuarantineNotices((o, m) => options.log.warn(o, m))
   }
 
   /** Holds a broker's message; `done` runs once it is committed (then the broker may forget it). */
@@ -217,6 +220,8 @@ export class BatchWriter {
   }
 
   private finish(p: Pending, result: MessageResult): void {
+    const message = p.resolved.message
+    for (const r of result.refused) this.notices.refused(message.datalogger ?? message.source, r.code, r.reason)
     p.finished = true
     p.done(result)
   }

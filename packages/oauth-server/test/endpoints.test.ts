@@ -209,7 +209,17 @@ describe('RFC 8414 authorization server metadata', () => {
       pushed_authorization_request_endpoint: `${server.url}/oauth/par`,
       require_pushed_authorization_requests: false,
       jwks_uri: `${server.url}/oauth/discovery/keys`,
-      scopes_supported: ['api', 'read_api', 'read_user', 'openid', 'profile', 'email', 'read_energy', 'write_energy'],
+      scopes_supported: [
+        'api',
+        'read_api',
+        'read_user',
+        'openid',
+        'profile',
+        'email',
+        'read_energy',
+        'write_energy',
+        'manage_energy',
+      ],
       response_types_supported: ['code', 'token'],
       response_modes_supported: ['query', 'fragment'],
       grant_types_supported: [

@@ -50,7 +50,7 @@ export { FAVICON_PATH, type FrontDoor } from './server/front-door.ts'
 export { HealthCheck, type ReadinessCheck } from './server/health.ts'
 export { redactUrl, serverOptions } from './server/logging.ts'
 export { JSON_UTF8 } from './server/media-types.ts'
-export { serviceCounter, serviceGauge } from './server/metrics.ts'
+export { serviceCounter, serviceGauge, serviceLabelledGauge } from './server/metrics.ts'
 export { type PlatformOptions, registerPlatform } from './server/platform.ts'
 export {
   announceResourceMetadata,

@@ -34,6 +34,20 @@ const TEXT = {
     en: 'Main meters of the buildings and of the water, ok quarter hours, each at the price in force.',
   },
   none: { it: 'Nessun dato', en: 'No data' },
+  now: { it: 'Adesso', en: 'Now' },
+  nowHow: {
+    it: 'Aggiornato dal vivo: ultimo campione di ciascun datalogger, letture dei contatori generali, allarmi attivi.',
+    en: 'Updated live: each datalogger’s last sample, the main meters’ readings, the alerts firing.',
+  },
+  dataloggers: { it: 'Datalogger', en: 'Dataloggers' },
+  lastSample: { it: 'Ultimo campione', en: 'Last sample' },
+  age: { it: 'Età', en: 'Age' },
+  state: { it: 'Stato', en: 'Status' },
+  mainMeters: { it: 'Contatori generali', en: 'Main meters' },
+  meter: { it: 'Contatore', en: 'Meter' },
+  reading: { it: 'Lettura', en: 'Reading' },
+  todaySoFar: { it: 'Oggi finora', en: 'Today so far' },
+  firing: { it: 'Allarmi attivi', en: 'Alerts firing' },
   stale: {
     it: 'Attenzione: i dati più recenti di {charts} hanno più di un giorno (fino al {time}). I grafici mostrano gli ultimi giorni con dati, non i giorni più recenti.',
     en: 'Warning: the newest data of {charts} is more than a day old (up to {time}). The charts show the last days holding data, not the most recent days.',
@@ -107,6 +121,22 @@ function costSection(cost: CampusCost, lang: Language): string {
 `
 }
 
+/** The "Now" panel's frame; the script fills it from `/dashboard/now/stream` (server-sent events). */
+function nowSection(lang: Language): string {
+  const head = (...cells: string[]) =>
+    `<thead><tr>${cells.map((c) => `<th scope="col">${c}</th>`).join('')}</tr></thead>`
+  return `  <section class="now" aria-label="${TEXT.now[lang]}">
+    <h2>${TEXT.now[lang]} <span class="now-at" aria-live="polite">${TEXT.loading[lang]}</span></h2>
+    <p>${TEXT.nowHow[lang]}</p>
+    <div class="now-grid">
+      <table class="now-dataloggers"><caption>${TEXT.dataloggers[lang]}</caption>${head('', TEXT.lastSample[lang], TEXT.age[lang], TEXT.state[lang])}<tbody></tbody></table>
+      <table class="now-meters"><caption>${TEXT.mainMeters[lang]}</caption>${head(TEXT.meter[lang], TEXT.reading[lang], TEXT.todaySoFar[lang])}<tbody></tbody></table>
+      <div class="now-alerts"><h3>${TEXT.firing[lang]}</h3><ul></ul></div>
+    </div>
+  </section>
+`
+}
+
 export function dashboardPage(
   lang: Language,
   charts: readonly ChartName[],
@@ -173,7 +203,7 @@ export function dashboardPage(
     <nav class="lang" aria-label="${TEXT.language[lang]}">${switcher}</nav>
 ${account}  </header>
   <noscript><p class="notice">${TEXT.noscript[lang]}</p></noscript>
-${warning}${costSection(cost, lang)}  <main>
+${warning}${nowSection(lang)}${costSection(cost, lang)}  <main>
 ${figures}
   </main>
   <footer>

@@ -56,3 +56,11 @@ export const WRITE_PATH_PREFIX = '/ingest/'
 export function writeAllowed(patterns: readonly string[], path: string): boolean {
   return patterns.some((p) => p.startsWith(WRITE_PATH_PREFIX) && endpointAllowed([p], path))
 }
+
+/** The path prefix of the alert rules: a key may change them only through a pattern that names it. */
+export const MANAGE_PATH_PREFIX = '/alerts/'
+
+/** Whether a key may change alert rules at `path`: only through a pattern under `/alerts/` that covers it (as writes). */
+export function manageAllowed(patterns: readonly string[], path: string): boolean {
+  return patterns.some((p) => p.startsWith(MANAGE_PATH_PREFIX) && endpointAllowed([p], path))
+}

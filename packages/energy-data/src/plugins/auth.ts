@@ -12,7 +12,7 @@ import {
   unauthorized,
 } from '../auth/credentials.ts'
 import { type BearerToken, type IntrospectionSettings, TokenIntrospector } from '../auth/introspection.ts'
-import { endpointAllowed, looksLikeApiKey } from '../domain/api-keys.ts'
+import { endpointAllowed, looksLikeApiKey, MANAGE_PATH_PREFIX, manageAllowed } from '../domain/api-keys.ts'
 import type { EnergyApp } from '../energy-app.ts'
 import { DetailError } from '../errors.ts'
 import { type ApiKeyRecord, touchApiKey } from '../repositories/api-keys.ts'
@@ -25,10 +25,15 @@ import { keyErrorResponses, TWO_CREDENTIALS } from '../schemas/errors.ts'
  *   `Authorization: DPoP` with a proof for a DPoP-bound token) with the `read_energy` scope; 401 without a valid credential, 403 outside the key's patterns or
  *   without the scope.
  * - `'key-any-endpoint'`: any valid key or active token (the /auth checks, which only look at it).
+ * - `'manage'`: a change to the alert rules: a key with a pattern under `/alerts/` that covers the
+ *   path (`*` alone is a reading key and does not), or a token with the `manage_energy` scope.
  * - `'public'`: no key, unless ENERGY_REQUIRE_KEY_EVERYWHERE is set; rate limited per address.
  * The platform's own routes (front door and icon, health, docs, OpenAPI, metrics) are never guarded.
  */
-export type RouteAuth = 'key' | 'key-any-endpoint' | 'public'
+export type RouteAuth = 'key' | 'key-any-endpoint' | 'manage' | 'public'
+
+/** Route config of the changes to alert rules. */
+export const MANAGE_ROUTE = { auth: 'manage' } as const
 
 /** Route config of the views anyone may call. */
 export const PUBLIC_ROUTE = { auth: 'public' } as const
@@ -51,6 +56,9 @@ declare module 'fastify' {
 
 /** The scope of an OAuth access token that opens every read endpoint (all of them are). */
 export const READ_ENERGY = 'read_energy'
+
+/** The scope of an OAuth access token that may change the alert rules. */
+export const MANAGE_ENERGY = 'manage_energy'
 
 /** What a key-protected route declares in its schema: the header and the OpenAPI security entry. */
 export const apiKeyHeaders = Type.Object({
@@ -145,7 +153,12 @@ export function endpointsFor(
   const allowed = (path: string) =>
     apiKey ? endpointAllowed(apiKey.endpoints, path) : (bearer?.scopes.includes(READ_ENERGY) ?? false)
   return catalog
-    .filter((e) => e.auth !== 'key' || allowed(e.path))
+    .filter((e) => {
+      if (e.auth === 'key') return allowed(e.path)
+      if (e.auth === 'manage')
+        return apiKey ? manageAllowed(apiKey.endpoints, e.path) : (bearer?.scopes.includes(MANAGE_ENERGY) ?? false)
+      return true
+    })
     .map((e) => e.path)
     .sort()
 }
@@ -245,12 +258,19 @@ export const authPlugin = fp(
       if (mode === 'key' && request.apiKey && !endpointAllowed(request.apiKey.endpoints, pathOf(request.url))) {
         throw new DetailError(403, 'This API key may not call this endpoint')
       }
+      if (mode === 'manage' && request.apiKey && !manageAllowed(request.apiKey.endpoints, pathOf(request.url))) {
+        throw new DetailError(
+          403,
+          `This API key may not change alert rules: it needs a pattern under ${MANAGE_PATH_PREFIX}`,
+        )
+      }
       // a token is this API's credential only with its scope, on every guarded route: without it,
       // not even /auth/protected says whose it is
-      if (request.bearer && !request.bearer.scopes.includes(READ_ENERGY)) {
-        throw new DetailError(403, `This access token lacks the ${READ_ENERGY} scope`, {
+      const scope = mode === 'manage' ? MANAGE_ENERGY : READ_ENERGY
+      if (request.bearer && !request.bearer.scopes.includes(scope)) {
+        throw new DetailError(403, `This access token lacks the ${scope} scope`, {
           headers: {
-            'www-authenticate': `Bearer ${REALM}, error="insufficient_scope", scope="${READ_ENERGY}"`,
+            'www-authenticate': `Bearer ${REALM}, error="insufficient_scope", scope="${scope}"`,
           },
         })
       }

@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path'
 import type { Kysely } from 'kysely'
 import Negotiator from 'negotiator'
 import Type from 'typebox'
+import { NowSnapshot, nowSnapshot } from '../alerts/now.ts'
 import { CHART_GROUPS, CHART_NAMES, type ChartName } from '../charts/charts.ts'
 import { LANGUAGES, type Language } from '../charts/i18n.ts'
 import { sendCached } from '../dashboard/http-cache.ts'
@@ -12,6 +13,7 @@ import type { EnergyDatabase } from '../db/schema.ts'
 import { DAY_MS, QUARTER_MS } from '../domain/time.ts'
 import { routePlugin } from '../energy-app.ts'
 import { DetailError } from '../errors.ts'
+import { eventStreams } from '../event-stream.ts'
 import { PUBLIC_ROUTE } from '../plugins/auth.ts'
 import { campusCost } from '../repositories/campus-cost.ts'
 import { latestQuarter } from '../repositories/views.ts'
@@ -138,6 +140,65 @@ export const dashboardRoutes = routePlugin('energy-dashboard-routes', (app) => {
       ])
       const page = dashboardPage(lang, CHART_NAMES, status, cost, signIn)
       return sendCached(request, reply, page, 'text/html; charset=utf-8', { vary: 'Accept-Language' })
+    },
+  )
+
+  const streams = eventStreams(app)
+  const now_ = () => nowSnapshot(app.pool, { now: now(), zone: settings.zone, open: app.alerts.open() })
+
+  app.get(
+    '/dashboard/now',
+    {
+      config: PUBLIC_ROUTE,
+      schema: {
+        tags: ['Chart'],
+        summary: 'The dashboard\'s "Now" panel',
+        description:
+          "Each datalogger's last sample, its age and status (live: within 2 minutes, late: within 15, else " +
+          "stale), the main meters' latest reading and today's amount so far (local day), the alerts firing. " +
+          '`/dashboard/now/stream` sends the same after each evaluation (server-sent events).',
+        response: { 200: NowSnapshot },
+      },
+    },
+    async (_request, reply) => {
+      reply.header('cache-control', 'no-store')
+      return now_()
+    },
+  )
+
+  app.get(
+    '/dashboard/now/stream',
+    {
+      config: PUBLIC_ROUTE,
+      schema: {
+        tags: ['Chart'],
+        summary: 'The "Now" panel as it changes (server-sent events)',
+        description:
+          'A `now` event at once, then one after each evaluation of the alert rules (ALERT_EVALUATION_SECONDS, and ' +
+          'each commit of the write path on a PostgreSQL server).',
+        response: {
+          200: {
+            description: 'An event stream that stays open',
+            content: { 'text/event-stream': { schema: Type.String() } },
+          },
+        },
+      },
+    },
+    async (request, reply) => {
+      let sending = false
+      const send = () => {
+        if (sending) return
+        sending = true
+        now_()
+          .then((snapshot) => stream.write('now', snapshot))
+          .catch((error: unknown) => request.log.warn({ err: error }, 'now panel'))
+          .finally(() => {
+            sending = false
+          })
+      }
+      const unsubscribe = app.alerts.onTick(send)
+      const stream = streams.open(request, reply, unsubscribe)
+      send()
     },
   )
 

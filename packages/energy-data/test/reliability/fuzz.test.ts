@@ -75,7 +75,8 @@ describe('fuzzing the data API from its OpenAPI document', () => {
           forwarded: forwardedValues(),
         },
         errorSchema: Type.Union([DetailResponse, HTTPValidationError]) as unknown as Record<string, unknown>,
-        skip: (_method, path) => path === '/docs' || path.startsWith('/docs/'),
+        // an event stream never completes: its guards are fuzzed through every other route
+        skip: (_method, path) => path === '/docs' || path.startsWith('/docs/') || path.endsWith('/stream'),
         snapshot: () => fingerprint(h),
       })
       process.stdout.write(

@@ -16,7 +16,7 @@ export type RegistrationMode = 'off' | 'token' | 'open'
 export type RegistrationAuthority = 'token' | 'open'
 
 /** Scopes that write, or read everything: never granted to a client that registered itself unauthenticated. */
-export const POWERFUL_SCOPES: readonly string[] = ['api', 'write_energy']
+export const POWERFUL_SCOPES: readonly string[] = ['api', 'write_energy', 'manage_energy']
 
 export const AUTH_METHODS = ['none', 'client_secret_basic', 'client_secret_post'] as const
 export type AuthMethod = (typeof AUTH_METHODS)[number]

@@ -3,7 +3,8 @@
  * `api`: everything, read and write; `read_api`: every read route; `read_user`: reading users;
  * `openid` (+ `profile`, `email`): an id_token and /oauth/userinfo (OpenID Connect);
  * `read_energy`: every read endpoint of the energy data API, which introspects the token here;
- * `write_energy`: writing measurements to its ingest service (a gateway, by client credentials).
+ * `write_energy`: writing measurements to its ingest service (a gateway, by client credentials);
+ * `manage_energy`: changing the data API's alert rules.
  */
 export const SCOPES = [
   'api',
@@ -14,6 +15,7 @@ export const SCOPES = [
   'email',
   'read_energy',
   'write_energy',
+  'manage_energy',
 ] as const
 export type Scope = (typeof SCOPES)[number]
 
@@ -26,6 +28,7 @@ export const SCOPE_DESCRIPTIONS: Record<Scope, string> = {
   email: 'Your email address, in the sign-in token.',
   read_energy: 'Read the energy data API: measurements, meters and their metadata, charts and reports.',
   write_energy: 'Write measurements to the energy data (its ingest service), as a datalogger gateway does.',
+  manage_energy: 'Create and delete the alert rules of the energy data API.',
 }
 
 /** GitLab's default scope (Gitlab::Auth::DEFAULT_SCOPES, Doorkeeper's default_scopes). */

@@ -50,6 +50,24 @@ export const serviceGauge = (name: string, help: string, collect: () => number) 
     },
   })
 
+/** Levels a service reports under labels (one series per thing it watches), read when /metrics is scraped. */
+export const serviceLabelledGauge = <Label extends string>(
+  name: string,
+  help: string,
+  labelNames: readonly Label[],
+  collect: () => ReadonlyArray<{ labels: Record<Label, string>; value: number }>,
+) =>
+  new Gauge<Label>({
+    name,
+    help,
+    labelNames,
+    registers: [],
+    collect() {
+      this.reset()
+      for (const series of collect()) this.set(series.labels as never, series.value)
+    },
+  })
+
 /**
  * Prometheus text at /metrics: process metrics plus request durations by route and status.
  * Each route records its own answers; `recordUnmatched` records an answer no route gave (a 404

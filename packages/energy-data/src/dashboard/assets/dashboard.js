@@ -172,7 +172,103 @@
       if (document.hidden) return
       for (const canvas of canvases) refresh(canvas, token)
     }, POLL_MS)
+    return token
   }
 
-  start()
+  // The "Now" panel: a server-sent event stream (one open connection per page, pushed after each
+  // evaluation of the alert rules, so a new sample shows within seconds); where the stream is not
+  // allowed (every route keyed), the same snapshot is polled with the page's token.
+  const NOW_POLL_MS = 5000
+  const locale = lang === 'it' ? 'it-IT' : 'en-GB'
+  const number = new Intl.NumberFormat(locale, { maximumFractionDigits: 2 })
+  const clock = new Intl.DateTimeFormat(locale, {
+    hour: '2-digit',
+    minute: '2-digit',
+    second: '2-digit',
+    hourCycle: 'h23',
+  })
+  const nowText = {
+    none: { it: 'mai', en: 'never' },
+    noAlerts: { it: 'Nessuno', en: 'None' },
+    status: {
+      live: { it: 'in linea', en: 'live' },
+      late: { it: 'in ritardo', en: 'late' },
+      stale: { it: 'fermo', en: 'stale' },
+    },
+  }
+  const age = (seconds) => {
+    if (seconds === null) return '–'
+    if (seconds < 120) return `${seconds} s`
+    if (seconds < 7200) return `${Math.round(seconds / 60)} min`
+    return `${Math.round(seconds / 3600)} h`
+  }
+  const cell = (row, text, className) => {
+    const td = row.insertCell()
+    td.textContent = text
+    if (className) td.className = className
+    return td
+  }
+
+  function renderNow(panel, now) {
+    panel.querySelector('.now-at').textContent = clock.format(new Date(now.at))
+    const loggers = panel.querySelector('.now-dataloggers tbody')
+    loggers.replaceChildren()
+    for (const d of now.dataloggers) {
+      const row = loggers.insertRow()
+      row.dataset.datalogger = d.id
+      const name = cell(row, d.id)
+      name.title = d.description ?? ''
+      cell(row, d.last_sample_at ? clock.format(new Date(d.last_sample_at)) : nowText.none[lang])
+      cell(row, age(d.age_seconds), 'age')
+      cell(row, nowText.status[d.status][lang], `state ${d.status}`)
+    }
+    const meters = panel.querySelector('.now-meters tbody')
+    meters.replaceChildren()
+    for (const m of now.meters) {
+      const row = meters.insertRow()
+      row.dataset.meter = String(m.id)
+      cell(row, m.description)
+      cell(row, m.reading === null ? '–' : `${number.format(m.reading)} ${m.reading_unit}`, 'reading')
+      cell(row, m.today === null ? '–' : `${number.format(m.today)} ${m.unit}`, 'today')
+    }
+    const list = panel.querySelector('.now-alerts ul')
+    list.replaceChildren()
+    for (const a of now.alerts) {
+      const item = document.createElement('li')
+      item.className = `alert ${a.severity}`
+      item.textContent = `${a.rule}: ${a.summary}`
+      list.append(item)
+    }
+    if (now.alerts.length === 0) {
+      const item = document.createElement('li')
+      item.className = 'quiet'
+      item.textContent = nowText.noAlerts[lang]
+      list.append(item)
+    }
+  }
+
+  function followNow(token) {
+    const panel = document.querySelector('section.now')
+    if (!panel) return
+    const poll = async () => {
+      const headers = { accept: 'application/json' }
+      if (token) headers.authorization = `Bearer ${token}`
+      try {
+        const response = await fetch('/dashboard/now', { headers, cache: 'no-store' })
+        if (response.ok) renderNow(panel, await response.json())
+      } catch {
+        // offline for a moment: the next poll tries again
+      }
+    }
+    const source = new EventSource('/dashboard/now/stream')
+    source.addEventListener('now', (event) => renderNow(panel, JSON.parse(event.data)))
+    source.addEventListener('error', () => {
+      // closed for good (refused): poll instead; a dropped connection is reopened by the browser
+      if (source.readyState !== EventSource.CLOSED) return
+      poll()
+      setInterval(() => document.hidden || poll(), NOW_POLL_MS)
+    })
+  }
+
+  start().then((token) => followNow(token))
 })()

@@ -1,0 +1,47 @@
+import { listenForChanges } from '@campus/shared'
+import fp from 'fastify-plugin'
+import pg from 'pg'
+import type { AlertEngine } from '../alerts/engine.ts'
+import { MEASUREMENTS_CHANNEL } from '../repositories/measurement-changes.ts'
+
+/** How long a burst of commits is gathered into one evaluation. */
+const DEBOUNCE_MS = 200
+
+/**
+ * Decorates `alerts`: the engine built with the app (its metrics are the platform's), ticking
+ * on its timer and, with a PostgreSQL server (`listenUrl`), on each commit of the write path,
+ * heard on a connection of its own. The embedded database passes on no other process's
+ * commits: there the timer alone evaluates.
+ */
+export const alertsPlugin = fp(
+  async (app, options: { engine: AlertEngine; listenUrl: string | undefined }) => {
+    const { engine } = options
+    app.decorate('alerts', engine)
+    let pending: NodeJS.Timeout | undefined
+    const listening = options.listenUrl
+      ? new pg.Pool({ connectionString: options.listenUrl, max: 1, application_name: 'energy-data alerts' })
+      : undefined
+    listening?.on('error', () => {})
+    const listener = listening
+      ? listenForChanges(listening, MEASUREMENTS_CHANNEL, {
+          changed() {
+            pending ??= setTimeout(() => {
+              pending = undefined
+              void engine.tick()
+            }, DEBOUNCE_MS)
+          },
+          listening: () => void engine.tick(),
+          lost: (error) =>
+            app.log.warn({ err: error }, 'alerts: change notices lost; the timer alone evaluates until they are back'),
+        })
+      : undefined
+    app.addHook('onReady', async () => engine.start())
+    app.addHook('onClose', async () => {
+      if (pending) clearTimeout(pending)
+      await listener?.close()
+      await listening?.end()
+      await engine.close()
+    })
+  },
+  { name: 'energy-alerts', dependencies: ['energy-settings', 'energy-database'] },
+)
