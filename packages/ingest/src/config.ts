@@ -27,11 +27,15 @@ const IngestConfigSchema = Type.Object({
       minLength: 1,
       maxLength: 23,
       description:
-        'Client id of this instance at the broker: its persistent session (default: ingest-<host>-<port>, stable across restarts)',
+        'Client id of this instance at the broker: its persistent session (default: MQTT_USERNAME, which the brokers of this project require; without one ingest-<host>-<port>, stable across restarts)',
     }),
   ),
   MQTT_USERNAME: Type.Optional(
-    Type.String({ minLength: 1, description: 'The ingest service\u2019s user at the broker' }),
+    Type.String({
+      minLength: 1,
+      description:
+        'The ingest service\u2019s user at the broker, one per instance (pnpm energy datalogger:credentials --ingest NAME)',
+    }),
   ),
   MQTT_PASSWORD: Type.Optional(Type.String({ minLength: 1, description: 'Its password' })),
   MQTT_SHARE_GROUP: Type.String({

@@ -73,7 +73,8 @@ runMain(async () => {
         try {
           subscriber = await startConsumer({
             url: mqttUrl,
-            clientId: config.MQTT_CLIENT_ID ?? defaultClientId(config.INGEST_PORT),
+            // with a username, the client id is the username (the brokers allow no other)
+            clientId: config.MQTT_CLIENT_ID ?? config.MQTT_USERNAME ?? defaultClientId(config.INGEST_PORT),
             username: config.MQTT_USERNAME,
             password: config.MQTT_PASSWORD,
             shareGroup: config.MQTT_SHARED ? config.MQTT_SHARE_GROUP : undefined,

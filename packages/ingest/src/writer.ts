@@ -249,7 +249,10 @@ export class BatchWriter {
       clearTimeout(timer)
     }
     if (this.queue.length > 0) {
-      this.options.log.warn({ held: this.queue.length }, 'stopping with messages not committed: the broker delivers them again')
+      this.options.log.warn(
+        { held: this.queue.length },
+        'stopping with messages not committed: the broker delivers them again',
+      )
     }
     this.abandon()
   }

@@ -11,6 +11,13 @@
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
+import {
+  type EnergyDatabase,
+  findBrokerCredential,
+  generateBrokerPassword,
+  issueBrokerCredential,
+  TOPIC_ROOT,
+} from '@campus/energy-data/live'
 import { startEmbeddedBroker } from '@campus/ingest/broker'
 import { ingestService } from '@campus/ingest/service'
 import { startSimulatedDataloggers } from '@campus/ingest/simulator'
@@ -26,6 +33,7 @@ import {
   serviceEndpoints,
   spawnService,
 } from '@campus/shared'
+import type { Kysely } from 'kysely'
 import { openAndMigrate } from './databases.ts'
 import { identityConsumer, wireIdentity } from './identity.ts'
 import { portProblems } from './ports.ts'
@@ -167,6 +175,7 @@ runMain(async () => {
 
   // both databases open and migrate at once: a cold embedded start costs seconds each
   const urls = new Map<string, string>()
+  let energyDatabase: Kysely<EnergyDatabase> | undefined
   const started = Date.now()
   for (const descriptor of services) process.stdout.write(`[db]     ${opening(descriptor, config)}\n`)
   const ticker = setInterval(
@@ -179,6 +188,7 @@ runMain(async () => {
       services.map(async (descriptor) => {
         const { database, result } = await openAndMigrate(descriptor, config)
         databases.push(database)
+        if (descriptor.name === 'energy') energyDatabase = database.db as Kysely<EnergyDatabase>
         const note =
           (result.created ? 'created, ' : '') +
           (result.applied.length ? `applied ${result.applied.length} migration(s)` : 'schema up to date')
@@ -192,9 +202,20 @@ runMain(async () => {
   }
 
   // live measurements: the broker (embedded unless MQTT_URL names one), then the ingest service
+  // the broker takes only the credentials of the energy database (broker_credentials): the ingest
+  // service's is issued anew at each start, a datalogger's by `pnpm energy datalogger:credentials`
+  const brokerUsers = energyDatabase!
   let mqttUrl = config.MQTT_URL
+  let ingestLogin: Record<string, string> = {}
   if (!mqttUrl) {
-    const broker = await startEmbeddedBroker(config.HOST, Number(config.MQTT_PORT)).catch(async (error) => {
+    const ingestUser = { username: 'ingest', password: generateBrokerPassword() }
+    await issueBrokerCredential(brokerUsers, { ...ingestUser, role: 'ingest' })
+    ingestLogin = { MQTT_USERNAME: ingestUser.username, MQTT_PASSWORD: ingestUser.password, MQTT_CLIENT_ID: 'ingest' }
+    const accounts = {
+      find: (username: string) => findBrokerCredential(brokerUsers, username),
+      topicRoot: config.MQTT_TOPIC_ROOT ?? TOPIC_ROOT,
+    }
+    const broker = await startEmbeddedBroker(config.HOST, Number(config.MQTT_PORT), accounts).catch(async (error) => {
       const taken = (error as { code?: string }).code === 'EADDRINUSE'
       process.stderr.write(
         taken
@@ -240,7 +261,7 @@ runMain(async () => {
     port: serviceEndpoints(ingestService, config).port,
     host: config.HOST,
     // the data API's resource-server client: tokens with write_energy may post measurements
-    env: { ...envOf('energy'), ...identity, MQTT_URL: mqttUrl, MIGRATE_ON_START: 'false' },
+    env: { ...envOf('energy'), ...identity, ...ingestLogin, MQTT_URL: mqttUrl, MIGRATE_ON_START: 'false' },
     watch,
     onLine: prefixed(ingestService.name),
     maxOutput: 0,
@@ -292,6 +313,8 @@ runMain(async () => {
     const simulated = await startSimulatedDataloggers(mqttUrl, {
       topicRoot: config.MQTT_TOPIC_ROOT,
       log: (line) => process.stderr.write(`${tag('ingest')}${line}\n`),
+      // each simulated datalogger gets a fresh credential of its own, as a real gateway would
+      login: (id) => issueBrokerCredential(brokerUsers, { username: id, role: 'datalogger' }),
     })
     live.push(simulated.stop)
     process.stdout.write(
