@@ -235,44 +235,67 @@ runMain(async () => {
   const envOf = (name: string): Record<string, string | undefined> => ({
     [services.find((s) => s.name === name)!.databaseUrlEnv]: urls.get(name),
   })
-  const launched = Promise.all(
-    services.map(async (descriptor) => {
-      const service = await launchService(descriptor, {
-        port: serviceEndpoints(descriptor, config).port,
-        host: config.HOST,
-        env: {
-          ...envOf(descriptor.name),
-          ...(descriptor.name === identityConsumer ? identity : {}),
-          MIGRATE_ON_START: 'false',
-        },
-        watch,
-        onLine: prefixed(descriptor.name),
-        maxOutput: 0,
-      })
+  /**
+   * One service, started again whenever it dies (after 1 s, doubling to 30 s, back to 1 s once it
+   * has run a minute), with the reason in the log: the others go on meanwhile. Only its first
+   * start failing stops the stack.
+   */
+  const supervise = async (name: string, launch: () => Promise<ServiceProcess>): Promise<void> => {
+    let delayMs = 1000
+    const run = async (): Promise<void> => {
+      const started = Date.now()
+      const service = await launch()
       children.add(service)
-      void service.exited.then((code) => {
+      void service.exited.then(async (code) => {
+        children.delete(service)
         if (stopping) return
-        process.stderr.write(`[${descriptor.name}] exited with code ${code}; stopping\n`)
-        void stopAll(code || 1)
+        if (Date.now() - started > 60_000) delayMs = 1000
+        const why =
+          code === null ? `was killed (${service.child.signalCode ?? 'a signal'})` : `exited with code ${code}`
+        process.stderr.write(`${tag(name)}${why}; starting it again in ${delayMs / 1000} s, the others go on\n`)
+        const again = async (): Promise<void> => {
+          await new Promise((resolve) => setTimeout(resolve, delayMs))
+          delayMs = Math.min(delayMs * 2, 30_000)
+          if (stopping) return
+          await run().catch((error: Error) => {
+            process.stderr.write(`${tag(name)}could not start again: ${error.message}\n`)
+            return again()
+          })
+        }
+        await again()
       })
+    }
+    await run()
+  }
+  const launched = Promise.all(
+    services.map((descriptor) =>
+      supervise(descriptor.name, () =>
+        launchService(descriptor, {
+          port: serviceEndpoints(descriptor, config).port,
+          host: config.HOST,
+          env: {
+            ...envOf(descriptor.name),
+            ...(descriptor.name === identityConsumer ? identity : {}),
+            MIGRATE_ON_START: 'false',
+          },
+          watch,
+          onLine: prefixed(descriptor.name),
+          maxOutput: 0,
+        }),
+      ),
+    ),
+  )
+  const ingest = supervise(ingestService.name, () =>
+    launchService(ingestService, {
+      port: serviceEndpoints(ingestService, config).port,
+      host: config.HOST,
+      // the data API's resource-server client: tokens with write_energy may post measurements
+      env: { ...envOf('energy'), ...identity, ...ingestLogin, MQTT_URL: mqttUrl, MIGRATE_ON_START: 'false' },
+      watch,
+      onLine: prefixed(ingestService.name),
+      maxOutput: 0,
     }),
   )
-  const ingest = launchService(ingestService, {
-    port: serviceEndpoints(ingestService, config).port,
-    host: config.HOST,
-    // the data API's resource-server client: tokens with write_energy may post measurements
-    env: { ...envOf('energy'), ...identity, ...ingestLogin, MQTT_URL: mqttUrl, MIGRATE_ON_START: 'false' },
-    watch,
-    onLine: prefixed(ingestService.name),
-    maxOutput: 0,
-  }).then((service) => {
-    children.add(service)
-    void service.exited.then((code) => {
-      if (stopping) return
-      process.stderr.write(`[ingest] exited with code ${code}; stopping\n`)
-      void stopAll(code || 1)
-    })
-  })
   try {
     await launched
     await ingest
