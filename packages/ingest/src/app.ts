@@ -49,6 +49,10 @@ export interface IngestAppOptions {
   redisUrl?: string | undefined
   /** Key of the DPoP nonces asked of proofs (ENERGY_DPOP_NONCE_SECRET); absent: none. */
   dpopNonceKey?: Buffer | undefined
+  /** The bearer token /metrics wants (METRICS_TOKEN); absent: only this machine reads them. */
+  metricsToken?: string | undefined
+  /** Reverse proxies whose X-Forwarded-For names the client (INGEST_TRUSTED_PROXIES): its limits count that address. */
+  trustedProxies?: readonly string[]
 }
 
 const SENML_TYPES = ['application/senml+json', 'application/json']
@@ -159,7 +163,9 @@ async function identify(
 /** The ingest service's HTTP side: POST /ingest/senml for gateways without MQTT, probes, metrics, OpenAPI. */
 export async function buildIngestApp(options: IngestAppOptions): Promise<FastifyInstance> {
   const app = Fastify({
-    ...serverOptions('ingest', options.logLevel ?? 'silent', energyErrors),
+    ...serverOptions('ingest', options.logLevel ?? 'silent', energyErrors, {
+      trustedProxies: options.trustedProxies ?? [],
+    }),
     bodyLimit: options.maxBodyBytes,
   }).withTypeProvider<TypeBoxTypeProvider>()
   await registerPlatform(app, {
@@ -168,6 +174,7 @@ export async function buildIngestApp(options: IngestAppOptions): Promise<Fastify
     db: options.database.db,
     migrations: readMigrations(ingestService.migrationsDir),
     metrics: Object.values(options.metrics),
+    metricsToken: options.metricsToken,
     ...(options.readiness ? { readiness: options.readiness } : {}),
     openapi: {
       info: {

@@ -1,5 +1,5 @@
 import { OAuthResourceConfig, SharedCounterConfig } from '@campus/energy-data/live'
-import { CommonConfig, ConfigError, DatabaseUrl, loadConfig, Port } from '@campus/shared'
+import { CommonConfig, ConfigError, DatabaseUrl, loadConfig, Port, TrustedProxies } from '@campus/shared'
 import Type, { type Static } from 'typebox'
 import { ingestService, TopicRoot } from './service.ts'
 
@@ -10,6 +10,7 @@ const IngestConfigSchema = Type.Object({
   // the data API's resource-server client: a token with the write_energy scope may POST
   ...OAuthResourceConfig,
   ...SharedCounterConfig,
+  INGEST_TRUSTED_PROXIES: TrustedProxies(),
   INGEST_RATE_LIMIT_FAILED_AUTH: Type.Integer({
     minimum: 1,
     default: 30,

@@ -4,7 +4,7 @@ import {
   prepareSamplePartitions,
   TokenIntrospector,
 } from '@campus/energy-data/live'
-import { runMain, startService } from '@campus/shared'
+import { parseAddressList, runMain, startService } from '@campus/shared'
 import { buildIngestApp } from './app.ts'
 import { loadIngestConfig } from './config.ts'
 import { defaultClientId, startConsumer } from './consumer.ts'
@@ -48,6 +48,8 @@ runMain(async () => {
         failedAuthLimit: config.INGEST_RATE_LIMIT_FAILED_AUTH,
         redisUrl: config.REDIS_URL,
         dpopNonceKey: introspection?.dpopNonceKey,
+        metricsToken: config.METRICS_TOKEN,
+        trustedProxies: parseAddressList(config.INGEST_TRUSTED_PROXIES),
         readiness: {
           writer: writerReadiness(held),
           ...(config.MQTT_URL
