@@ -11,6 +11,12 @@ const IngestConfigSchema = Type.Object({
   ...OAuthResourceConfig,
   ...SharedCounterConfig,
   INGEST_TRUSTED_PROXIES: TrustedProxies(),
+  INGEST_RATE_LIMIT_CREDENTIAL: Type.Integer({
+    minimum: 1,
+    default: 600,
+    description:
+      'Packs one valid credential (API key, or OAuth application) may post a minute; past it, 429 with Retry-After',
+  }),
   INGEST_RATE_LIMIT_FAILED_AUTH: Type.Integer({
     minimum: 1,
     default: 30,

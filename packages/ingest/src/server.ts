@@ -49,6 +49,7 @@ runMain(async () => {
         redisUrl: config.REDIS_URL,
         dpopNonceKey: introspection?.dpopNonceKey,
         metricsToken: config.METRICS_TOKEN,
+        credentialLimit: config.INGEST_RATE_LIMIT_CREDENTIAL,
         trustedProxies: parseAddressList(config.INGEST_TRUSTED_PROXIES),
         readiness: {
           writer: writerReadiness(held),

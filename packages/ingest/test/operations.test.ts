@@ -2,7 +2,7 @@
 import { afterAll, describe, expect, it } from 'vitest'
 import { ingestDatabase, startIngest } from './support.ts'
 
-const { database } = await ingestDatabase()
+const { database, writeKey } = await ingestDatabase()
 afterAll(() => database.close())
 
 describe('the ingest honours METRICS_TOKEN and its trusted proxies', () => {
@@ -62,6 +62,26 @@ describe('the ingest honours METRICS_TOKEN and its trusted proxies', () => {
       expect((await direct.app.inject(bad('203.0.113.10'))).statusCode).toBe(429)
     } finally {
       await direct.stop()
+    }
+  })
+
+  it('a valid write credential is rate limited too: past INGEST_RATE_LIMIT_CREDENTIAL packs a minute, 429 with Retry-After', async () => {
+    const ingest = await startIngest(database, undefined, { app: { credentialLimit: 3 } })
+    try {
+      const post = () =>
+        ingest.app.inject({
+          method: 'POST',
+          url: '/ingest/senml',
+          headers: { 'x-api-key': writeKey, 'content-type': 'application/senml+json' },
+          payload: '[]',
+        })
+      for (let i = 0; i < 3; i++) expect((await post()).statusCode).not.toBe(429)
+      const refused = await post()
+      expect(refused.statusCode).toBe(429)
+      expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0)
+      expect(refused.json().detail).toMatch(/at most 3 packs a minute for this credential/)
+    } finally {
+      await ingest.stop()
     }
   })
 })

@@ -47,7 +47,7 @@ export async function startIngest(
     failedAuthLimit?: number
     limits?: Partial<typeof TEST_LIMITS>
     stallMs?: number
-    app?: Pick<IngestAppOptions, 'metricsToken' | 'trustedProxies'>
+    app?: Pick<IngestAppOptions, 'metricsToken' | 'trustedProxies' | 'credentialLimit'>
   } = {},
 ): Promise<Ingest> {
   let writer: BatchWriter | undefined
