@@ -18,6 +18,7 @@ import type pg from 'pg'
 import { GROUP_NAMES, type GroupName } from './catalogue/groups.ts'
 import { exportData, login, tokenFile } from './client/commands.ts'
 import { alertCreate, alertDelete, alertList } from './commands/alerts.ts'
+import { brokerCredentials } from './commands/broker-credentials.ts'
 import { keyCreate, keyList, keyRevoke } from './commands/keys.ts'
 import { setLiveFrom } from './commands/live-from.ts'
 import { emissionsImport, ratesList, tariffsImport } from './commands/rates.ts'
@@ -26,6 +27,7 @@ import { DEMO_DAYS, demo, demoKey, seed } from './commands/seed.ts'
 import { virtualCreate, virtualDelete, virtualList } from './commands/virtual-meters.ts'
 import { loadEnergyConfig } from './config.ts'
 import type { EnergyDatabase } from './db/schema.ts'
+import { TOPIC_ROOT } from './domain/broker-access.ts'
 import { importFiles } from './import/import-csv.ts'
 import { listQuarantine, quarantinedPayload, replayQuarantine } from './repositories/quarantine.ts'
 import { buildCalendar } from './repositories/rollups.ts'
@@ -117,6 +119,24 @@ const commands: Record<string, Command<Context>> = {
         expires: { type: 'string' },
       })
       return keyCreate(db, { name: values.name, endpoints: values.endpoint, expires: values.expires })
+    },
+  },
+  'datalogger:credentials': {
+    usage:
+      'datalogger:credentials (ID | --ingest NAME | --mosquitto FILE) [--topic-root ROOT]     (MQTT username and password; --mosquitto writes the dynamic-security file)',
+    run({ db }, args) {
+      const { values, positionals } = parseFlags(
+        args,
+        { ingest: { type: 'string' }, mosquitto: { type: 'string' }, 'topic-root': { type: 'string' } },
+        { positionals: true },
+      )
+      if (positionals.length > 1) throw usageError('datalogger:credentials takes one datalogger ID')
+      return brokerCredentials(db, {
+        id: positionals[0],
+        ingest: values.ingest,
+        mosquitto: values.mosquitto,
+        root: values['topic-root'] ?? process.env.MQTT_TOPIC_ROOT ?? TOPIC_ROOT,
+      })
     },
   },
   'key:list': {

@@ -18,12 +18,26 @@ export { KINDS, SENML_UNIT_OF } from './catalogue/quantities.ts'
 export { OAuthResourceConfig, oauthSettings, SharedCounterConfig } from './config.ts'
 export type { EnergyDatabase } from './db/schema.ts'
 export { WRITE_ENERGY, WRITE_PATH_PREFIX, writeAllowed } from './domain/api-keys.ts'
+export {
+  type BrokerUser,
+  clientIdAllowed,
+  DATALOGGER_OF_TOPIC,
+  generateBrokerPassword,
+  hashBrokerPassword,
+  mayPublish,
+  maySubscribe,
+  senmlTopic,
+  senmlTopics,
+  TOPIC_ROOT,
+  verifyBrokerPassword,
+} from './domain/broker-access.ts'
 export type { IntakeLimits, LiveMessage, RefusalCode, ResolvedMessage } from './domain/intake.ts'
 export { DEFAULT_INTAKE_LIMITS, REFUSAL_CODES, resolveMessage } from './domain/intake.ts'
 export { METER_NAME_BASE, meterName } from './domain/senml.ts'
 export { QUARTER_MS } from './domain/time.ts'
 export { DetailError, energyErrors } from './errors.ts'
 export { createApiKey, findApiKeyByDigest, touchApiKey } from './repositories/api-keys.ts'
+export { findBrokerCredential, issueBrokerCredential } from './repositories/broker-credentials.ts'
 export { purgeQuarantine } from './repositories/quarantine.ts'
 export { quarantineRefusals } from './repositories/quarantine-writes.ts'
 export { buildCalendar } from './repositories/rollups.ts'

@@ -49,6 +49,12 @@ export interface IngestAppOptions {
   redisUrl?: string | undefined
   /** Key of the DPoP nonces asked of proofs (ENERGY_DPOP_NONCE_SECRET); absent: none. */
   dpopNonceKey?: Buffer | undefined
+  /** Packs one credential may post a minute (INGEST_RATE_LIMIT_CREDENTIAL); past it 429 with Retry-After. */
+  credentialLimit?: number
+  /** The bearer token /metrics wants (METRICS_TOKEN); absent: only this machine reads them. */
+  metricsToken?: string | undefined
+  /** Reverse proxies whose X-Forwarded-For names the client (INGEST_TRUSTED_PROXIES): its limits count that address. */
+  trustedProxies?: readonly string[]
 }
 
 const SENML_TYPES = ['application/senml+json', 'application/json']
@@ -159,7 +165,9 @@ async function identify(
 /** The ingest service's HTTP side: POST /ingest/senml for gateways without MQTT, probes, metrics, OpenAPI. */
 export async function buildIngestApp(options: IngestAppOptions): Promise<FastifyInstance> {
   const app = Fastify({
-    ...serverOptions('ingest', options.logLevel ?? 'silent', energyErrors),
+    ...serverOptions('ingest', options.logLevel ?? 'silent', energyErrors, {
+      trustedProxies: options.trustedProxies ?? [],
+    }),
     bodyLimit: options.maxBodyBytes,
   }).withTypeProvider<TypeBoxTypeProvider>()
   await registerPlatform(app, {
@@ -168,6 +176,7 @@ export async function buildIngestApp(options: IngestAppOptions): Promise<Fastify
     db: options.database.db,
     migrations: readMigrations(ingestService.migrationsDir),
     metrics: Object.values(options.metrics),
+    metricsToken: options.metricsToken,
     ...(options.readiness ? { readiness: options.readiness } : {}),
     openapi: {
       info: {
@@ -189,6 +198,9 @@ export async function buildIngestApp(options: IngestAppOptions): Promise<Fastify
   const failures = createAttemptCounter(60, options.redisUrl, 'ingest-rl:auth-failures:')
   const throttle = failedAuthentications(failures, options.failedAuthLimit ?? 30)
   app.addHook('onClose', async () => failures.close())
+  // a valid credential too: a leaked gateway key cannot flood the write path
+  const posts = createAttemptCounter(60, options.redisUrl, 'ingest-rl:credential:')
+  app.addHook('onClose', async () => posts.close())
   const dpop = resourceProofs(options.redisUrl, 'ingest-rl:dpop-jti:', options.dpopNonceKey)
   app.addHook('onClose', async () => dpop.once.close())
   // the raw bytes are kept: a refused pack goes to the quarantine as it came
@@ -233,6 +245,17 @@ export async function buildIngestApp(options: IngestAppOptions): Promise<Fastify
     },
     async (request, reply) => {
       const credential = await authorize(request, options.database, options.tokens, dpop.proofs, throttle)
+      const limit = options.credentialLimit ?? 600
+      const wait = await posts.attempt([[credential.name, limit]])
+      if (wait !== undefined) {
+        throw new DetailError(
+          429,
+          `Rate limit exceeded: at most ${limit} packs a minute for this credential, retry in ${wait} s`,
+          {
+            headers: { 'retry-after': String(wait) },
+          },
+        )
+      }
       const type = (request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase()
       if (!SENML_TYPES.includes(type)) {
         throw new DetailError(415, `Unsupported Media Type: send ${SENML_TYPES.join(' or ')}`)

@@ -1,5 +1,5 @@
 import { OAuthResourceConfig, SharedCounterConfig } from '@campus/energy-data/live'
-import { CommonConfig, ConfigError, DatabaseUrl, loadConfig, Port } from '@campus/shared'
+import { CommonConfig, ConfigError, DatabaseUrl, loadConfig, Port, TrustedProxies } from '@campus/shared'
 import Type, { type Static } from 'typebox'
 import { ingestService, TopicRoot } from './service.ts'
 
@@ -10,6 +10,13 @@ const IngestConfigSchema = Type.Object({
   // the data API's resource-server client: a token with the write_energy scope may POST
   ...OAuthResourceConfig,
   ...SharedCounterConfig,
+  INGEST_TRUSTED_PROXIES: TrustedProxies(),
+  INGEST_RATE_LIMIT_CREDENTIAL: Type.Integer({
+    minimum: 1,
+    default: 600,
+    description:
+      'Packs one valid credential (API key, or OAuth application) may post a minute; past it, 429 with Retry-After',
+  }),
   INGEST_RATE_LIMIT_FAILED_AUTH: Type.Integer({
     minimum: 1,
     default: 30,
@@ -46,11 +53,15 @@ const IngestConfigSchema = Type.Object({
       minLength: 1,
       maxLength: 23,
       description:
-        'Client id of this instance at the broker: its persistent session (default: ingest-<host>-<port>, stable across restarts)',
+        'Client id of this instance at the broker: its persistent session (default: MQTT_USERNAME, which the brokers of this project require; without one ingest-<host>-<port>, stable across restarts)',
     }),
   ),
   MQTT_USERNAME: Type.Optional(
-    Type.String({ minLength: 1, description: 'The ingest service\u2019s user at the broker' }),
+    Type.String({
+      minLength: 1,
+      description:
+        'The ingest service\u2019s user at the broker, one per instance (pnpm energy datalogger:credentials --ingest NAME)',
+    }),
   ),
   MQTT_PASSWORD: Type.Optional(Type.String({ minLength: 1, description: 'Its password' })),
   MQTT_SHARE_GROUP: Type.String({

@@ -4,7 +4,7 @@ import {
   prepareSamplePartitions,
   TokenIntrospector,
 } from '@campus/energy-data/live'
-import { runMain, startService } from '@campus/shared'
+import { parseAddressList, runMain, startService } from '@campus/shared'
 import { buildIngestApp } from './app.ts'
 import { loadIngestConfig } from './config.ts'
 import { defaultClientId, startConsumer } from './consumer.ts'
@@ -50,6 +50,9 @@ runMain(async () => {
         failedAuthLimit: config.INGEST_RATE_LIMIT_FAILED_AUTH,
         redisUrl: config.REDIS_URL,
         dpopNonceKey: introspection?.dpopNonceKey,
+        metricsToken: config.METRICS_TOKEN,
+        credentialLimit: config.INGEST_RATE_LIMIT_CREDENTIAL,
+        trustedProxies: parseAddressList(config.INGEST_TRUSTED_PROXIES),
         readiness: {
           writer: writerReadiness(held),
           ...(config.MQTT_URL
@@ -91,7 +94,8 @@ runMain(async () => {
         }
         subscriber = await startConsumer({
           url: mqttUrl as string,
-          clientId: config.MQTT_CLIENT_ID ?? defaultClientId(config.INGEST_PORT),
+          // with a username, the client id is the username (the brokers allow no other)
+          clientId: config.MQTT_CLIENT_ID ?? config.MQTT_USERNAME ?? defaultClientId(config.INGEST_PORT),
           username: config.MQTT_USERNAME,
           password: config.MQTT_PASSWORD,
           shareGroup: config.MQTT_SHARED ? config.MQTT_SHARE_GROUP : undefined,

@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url'
-import { energyService } from '@campus/energy-data/live'
+import { DATALOGGER_OF_TOPIC, energyService, senmlTopic, senmlTopics, TOPIC_ROOT } from '@campus/energy-data/live'
 import type { ServiceDescriptor } from '@campus/shared'
 import Type from 'typebox'
 
@@ -21,9 +21,6 @@ export const ingestService: ServiceDescriptor = {
   nodeOptions: ['--max-old-space-size=192'],
 }
 
-/** The first level of every datalogger's topic, unless MQTT_TOPIC_ROOT says otherwise. */
-export const TOPIC_ROOT = 'campus'
-
 /** MQTT_TOPIC_ROOT, as the ingest service and the stack's simulated dataloggers read it. */
 export const TopicRoot = Type.String({
   default: TOPIC_ROOT,
@@ -32,7 +29,4 @@ export const TopicRoot = Type.String({
     'First level of the dataloggers\u2019 topics: <root>/<datalogger id>/senml (a broker shared by several sites)',
 })
 
-/** The topic a datalogger publishes its SenML packs on, and the filter of all of them. */
-export const senmlTopic = (datalogger: string, root = TOPIC_ROOT): string => `${root}/${datalogger}/senml`
-export const senmlTopics = (root = TOPIC_ROOT): string => `${root}/+/senml`
-export const DATALOGGER_OF_TOPIC = /^[^/]+\/([^/+#]+)\/senml$/
+export { DATALOGGER_OF_TOPIC, senmlTopic, senmlTopics, TOPIC_ROOT }

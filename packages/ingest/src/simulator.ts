@@ -24,7 +24,13 @@ const DEMO_SEED = 1
  */
 export async function startSimulatedDataloggers(
   url: string,
-  options: { intervalMs?: number; topicRoot?: string; log?: (line: string) => void } = {},
+  options: {
+    intervalMs?: number
+    topicRoot?: string
+    log?: (line: string) => void
+    /** A datalogger's credential at the broker (its client id is its username, the datalogger's id). */
+    login?: (datalogger: string) => Promise<{ username: string; password: string }>
+  } = {},
 ): Promise<{ stop: () => Promise<void> }> {
   const intervalMs = options.intervalMs ?? 5000
   const loggers = DATALOGGERS.filter((d) => d.date_to === null)
@@ -33,7 +39,8 @@ export async function startSimulatedDataloggers(
   const registers = new Map<number, number>()
   const clients: MqttClient[] = []
   for (const logger of loggers) {
-    clients.push(await mqtt.connectAsync(url, { clientId: `sim-${logger.id}`.slice(0, 23), reconnectPeriod: 1000 }))
+    const login = options.login ? await options.login(logger.id) : {}
+    clients.push(await mqtt.connectAsync(url, { clientId: logger.id, ...login, reconnectPeriod: 1000 }))
   }
   const publish = () => {
     const now = Date.now()

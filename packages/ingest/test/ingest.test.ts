@@ -1,4 +1,4 @@
-import { energyService } from '@campus/energy-data/live'
+import { energyService, findBrokerCredential, issueBrokerCredential } from '@campus/energy-data/live'
 import { runServiceCommand } from '@campus/shared'
 import { needsService } from '@campus/shared/testing'
 import mqtt from 'mqtt'
@@ -323,26 +323,60 @@ describe('the quarantine', () => {
   })
 })
 
+/** A client's login at a test broker: the embedded one takes only credentials of the database. */
+interface Login {
+  clientId: string
+  username?: string
+  password?: string
+}
+interface TestBroker {
+  url: string
+  close: () => Promise<void>
+  /** The login of a user (a datalogger id, or an ingest instance), its client id else. */
+  as: (user: string, clientId: string) => Promise<Login>
+}
+
 /** The same stream through a broker: the embedded aedes, and the machine's Mosquitto. */
-const brokers: Array<[string, () => Promise<{ url: string; close: () => Promise<void> }>]> = [
-  ['the embedded broker (aedes)', () => startEmbeddedBroker('127.0.0.1', 0)],
+const brokers: Array<[string, (root: string) => Promise<TestBroker>]> = [
+  [
+    'the embedded broker (aedes)',
+    async (root) => {
+      const broker = await startEmbeddedBroker('127.0.0.1', 0, {
+        find: (username) => findBrokerCredential(database.db, username),
+        topicRoot: root,
+      })
+      return {
+        ...broker,
+        as: async (user) => ({
+          clientId: user,
+          ...(await issueBrokerCredential(database.db, {
+            username: user,
+            role: user.startsWith('DL-') ? 'datalogger' : 'ingest',
+          })),
+        }),
+      }
+    },
+  ],
 ]
 const mosquittoUrl = process.env.TEST_MQTT_URL || 'mqtt://127.0.0.1:1883'
 if (await needsService('Mosquitto tests', 'TEST_MQTT_URL')) {
-  brokers.push(['Mosquitto', async () => ({ url: mosquittoUrl, close: async () => undefined })])
+  brokers.push([
+    'Mosquitto',
+    async () => ({ url: mosquittoUrl, close: async () => undefined, as: async (_user, clientId) => ({ clientId }) }),
+  ])
 }
 
 describe.each(brokers)('over MQTT: %s', (name, start) => {
   const run = `${process.pid}-${name.length}`
   it('takes every sample once whatever the order and redeliveries, and quarantines the garbage between', async () => {
-    const broker = await start()
     const root = testTopicRoot(`${name.length}`)
-    const instances = [await startIngest(database, { url: broker.url, clientId: `t-a-${run}`, group: `g${run}`, root })]
+    const broker = await start(root)
+    const instance = async (user: string) =>
+      startIngest(database, { url: broker.url, ...(await broker.as(user, `${user}-${run}`)), group: `g${run}`, root })
+    const instances = [await instance('t-a')]
     // two instances split the stream where the broker shares a subscription
-    if (instances[0]!.shared) {
-      instances.push(await startIngest(database, { url: broker.url, clientId: `t-b-${run}`, group: `g${run}`, root }))
-    }
-    const publisher = await mqtt.connectAsync(broker.url, { clientId: `t-pub-${run}` })
+    if (instances[0]!.shared) instances.push(await instance('t-b'))
+    const publisher = await mqtt.connectAsync(broker.url, await broker.as('DL-CF-01', `t-pub-${run}`))
     try {
       const meter = name.startsWith('Mosquitto') ? 911 : 910
       const t0 = BASE + 20 * QUARTER

@@ -1,25 +1,43 @@
 /** The simulated dataloggers of `npm start` publish where the ingest service listens. */
-import { DATALOGGERS, METERS } from '@campus/energy-data/live'
+import {
+  type BrokerUser,
+  DATALOGGERS,
+  generateBrokerPassword,
+  hashBrokerPassword,
+  METERS,
+} from '@campus/energy-data/live'
 import mqtt from 'mqtt'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startEmbeddedBroker } from '../src/broker.ts'
 import { senmlTopics } from '../src/service.ts'
 import { startSimulatedDataloggers } from '../src/simulator.ts'
 
+/** The broker's users, as the energy database would hold them. */
+const users = new Map<string, BrokerUser & { password_hash: string }>()
+const login = async (username: string, role: BrokerUser['role']) => {
+  const password = generateBrokerPassword()
+  users.set(username, { username, role, password_hash: await hashBrokerPassword(password) })
+  return { clientId: username, username, password }
+}
+
 let broker: Awaited<ReturnType<typeof startEmbeddedBroker>>
 beforeAll(async () => {
-  broker = await startEmbeddedBroker('127.0.0.1', 0)
+  broker = await startEmbeddedBroker('127.0.0.1', 0, { find: async (u) => users.get(u), topicRoot: 'site2' })
 })
 afterAll(async () => broker?.close())
 
 describe('simulated dataloggers', () => {
-  it('publish one SenML pack per datalogger in service under MQTT_TOPIC_ROOT, none under the default root', async () => {
-    const listener = await mqtt.connectAsync(broker.url, { clientId: 'simulator-test' })
+  it('publish one SenML pack per datalogger in service under MQTT_TOPIC_ROOT with its own credential', async () => {
+    const listener = await mqtt.connectAsync(broker.url, await login('simulator-test', 'ingest'))
     const received: Array<{ topic: string; pack: Array<Record<string, unknown>> }> = []
     listener.on('message', (topic, payload) => received.push({ topic, pack: JSON.parse(payload.toString()) }))
-    await listener.subscribeAsync([senmlTopics('site2'), senmlTopics()], { qos: 1 })
+    await listener.subscribeAsync(senmlTopics('site2'), { qos: 1 })
     const inService = DATALOGGERS.filter((d) => d.date_to === null && METERS.some((m) => m.datalogger === d.id))
-    const simulated = await startSimulatedDataloggers(broker.url, { topicRoot: 'site2', intervalMs: 60_000 })
+    const simulated = await startSimulatedDataloggers(broker.url, {
+      topicRoot: 'site2',
+      intervalMs: 60_000,
+      login: (id) => login(id, 'datalogger'),
+    })
     try {
       const deadline = Date.now() + 10_000
       while (received.length < inService.length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50))

@@ -1,7 +1,7 @@
 import { createApiKey, type EnergyDatabase, seedEstate } from '@campus/energy-data/live'
 import { createTestDatabase, type TestDatabase } from '@campus/shared/testing'
 import type { FastifyInstance } from 'fastify'
-import { buildIngestApp } from '../src/app.ts'
+import { buildIngestApp, type IngestAppOptions } from '../src/app.ts'
 import { startConsumer } from '../src/consumer.ts'
 import { ingestMetrics } from '../src/metrics.ts'
 import type { Subscriber } from '../src/mqtt-session.ts'
@@ -43,7 +43,12 @@ export const TEST_LIMITS = { maxFutureMs: 5 * MINUTE, maxAgeMs: 30 * 24 * 60 * M
 export async function startIngest(
   database: TestDatabase<EnergyDatabase>,
   broker?: { url: string; clientId: string; group?: string; root: string; username?: string; password?: string },
-  options: { failedAuthLimit?: number; limits?: Partial<typeof TEST_LIMITS>; stallMs?: number } = {},
+  options: {
+    failedAuthLimit?: number
+    limits?: Partial<typeof TEST_LIMITS>
+    stallMs?: number
+    app?: Pick<IngestAppOptions, 'metricsToken' | 'trustedProxies' | 'credentialLimit'>
+  } = {},
 ): Promise<Ingest> {
   let writer: BatchWriter | undefined
   const metrics = ingestMetrics(() => writer?.held ?? 0)
@@ -66,6 +71,7 @@ export async function startIngest(
     maxBodyBytes: limits.maxBytes,
     readiness: { writer: writerReadiness(held) },
     ...(options.failedAuthLimit ? { failedAuthLimit: options.failedAuthLimit } : {}),
+    ...options.app,
   })
   const subscriber = broker
     ? await startConsumer({

@@ -7,7 +7,7 @@ import type { Kysely } from 'kysely'
 import type { Application, OAuthDB, User } from './db/schema.ts'
 import { DEFAULT_GRANT_TYPES, GRANT_TYPES } from './domain/grant-types.ts'
 import { redirectUriProblem } from './domain/redirect-uri.ts'
-import { isKnownScope, SCOPES } from './domain/scopes.ts'
+import { ADMINISTRATOR_SCOPES, isKnownScope, SCOPES, scopesNeedingAdministrator } from './domain/scopes.ts'
 import { OTP_PURPOSE, sealSecret } from './domain/secret-box.ts'
 import { digest, generateClientId, generateSecret } from './domain/secrets.ts'
 import { generateTotpSecret } from './domain/totp.ts'
@@ -142,6 +142,28 @@ export interface ApplicationInput {
   confidential?: boolean
   /** RFC 7592: a client registering itself gets a registration access token (its digest) */
   registrationTokenDigest?: Buffer
+  /**
+   * The ADMINISTRATOR_SCOPES the one saving it may give: all for an administrator, for a user those
+   * an administrator already allowed the application. Unset: all for an instance-wide application
+   * (only an administrator or the operator makes one; an open registration never asks for them),
+   * none for a user's.
+   */
+  administratorScopes?: readonly string[]
+}
+
+/** The administrator scopes a user may give: all when an administrator, else those an administrator already allowed. */
+export const administratorScopesOf = (user: { admin: boolean }, allowed: readonly string[] = []): readonly string[] =>
+  user.admin ? ADMINISTRATOR_SCOPES : allowed
+
+/** The administrator scopes an application may hold, as saved by whoever saves it. */
+export const allowedAdministratorScopes = (input: ApplicationInput): readonly string[] =>
+  input.administratorScopes ?? (input.ownerId == null ? ADMINISTRATOR_SCOPES : [])
+
+function administratorScopeProblems(scopes: readonly string[], allowed: readonly string[]): Problem[] {
+  return scopesNeedingAdministrator(scopes, allowed).map((s) => ({
+    field: 'scopes',
+    message: `the scope ${s} is given by an administrator only`,
+  }))
 }
 
 /** What keeps an application (new or changed) from being saved. */
@@ -155,6 +177,7 @@ export function applicationProblems(input: ApplicationInput): Problem[] {
     if (problem) problems.push({ field: 'redirect_uris', message: `redirect URI ${uri} ${problem}` })
   }
   problems.push(...scopeProblems(input.scopes))
+  problems.push(...administratorScopeProblems(input.scopes, allowedAdministratorScopes(input)))
   for (const g of input.grantTypes ?? []) {
     if (!(GRANT_TYPES as readonly string[]).includes(g)) {
       problems.push({ field: 'grant_types', message: `unknown grant type ${g}` })
@@ -193,6 +216,7 @@ export async function createApplication(db: Kysely<OAuthDB>, input: ApplicationI
     grant_types: input.grantTypes ?? [...DEFAULT_GRANT_TYPES],
     owner_id: input.ownerId ?? null,
     registration_token_digest: input.registrationTokenDigest ?? null,
+    administrator_scopes: input.scopes.filter((s) => allowedAdministratorScopes(input).includes(s)),
   })
   return { application, secret }
 }
@@ -202,6 +226,8 @@ export interface TokenInput {
   scopes: string[]
   /** YYYY-MM-DD; none or null: no expiry */
   expiresAt?: string | null | undefined
+  /** The ADMINISTRATOR_SCOPES it may hold: all when an administrator (or the operator) makes it; unset, none. */
+  administratorScopes?: readonly string[]
 }
 
 /** What keeps a personal access token from being made; `today` is YYYY-MM-DD. */
@@ -215,6 +241,7 @@ export function tokenProblems(input: TokenInput, today: string = new Date().toIS
     }
   }
   problems.push(...scopeProblems(input.scopes))
+  problems.push(...administratorScopeProblems(input.scopes, input.administratorScopes ?? []))
   return problems
 }
 

@@ -38,7 +38,7 @@ import {
   withRopc,
 } from './domain/grant-types.ts'
 import { s256 } from './domain/pkce.ts'
-import { parseScope } from './domain/scopes.ts'
+import { ADMINISTRATOR_SCOPES, parseScope } from './domain/scopes.ts'
 import { digest, generateSecret } from './domain/secrets.ts'
 import { otpauthUri } from './domain/totp.ts'
 import {
@@ -285,6 +285,8 @@ const commands: Record<string, Command<Context>> = {
           name: requiredFlag(v.name, 'name'),
           scopes: parseScope(requiredFlag(v.scopes, 'scopes')),
           expiresAt: v.expires ?? null,
+          // the operator acts as an administrator
+          administratorScopes: ADMINISTRATOR_SCOPES,
         }),
       )
       return {

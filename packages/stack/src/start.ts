@@ -11,6 +11,13 @@
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
+import {
+  type EnergyDatabase,
+  findBrokerCredential,
+  generateBrokerPassword,
+  issueBrokerCredential,
+  TOPIC_ROOT,
+} from '@campus/energy-data/live'
 import { startEmbeddedBroker } from '@campus/ingest/broker'
 import { ingestService } from '@campus/ingest/service'
 import { startSimulatedDataloggers } from '@campus/ingest/simulator'
@@ -26,6 +33,7 @@ import {
   serviceEndpoints,
   spawnService,
 } from '@campus/shared'
+import type { Kysely } from 'kysely'
 import { openAndMigrate } from './databases.ts'
 import { identityConsumer, wireIdentity } from './identity.ts'
 import { portProblems } from './ports.ts'
@@ -167,6 +175,7 @@ runMain(async () => {
 
   // both databases open and migrate at once: a cold embedded start costs seconds each
   const urls = new Map<string, string>()
+  let energyDatabase: Kysely<EnergyDatabase> | undefined
   const started = Date.now()
   for (const descriptor of services) process.stdout.write(`[db]     ${opening(descriptor, config)}\n`)
   const ticker = setInterval(
@@ -179,6 +188,7 @@ runMain(async () => {
       services.map(async (descriptor) => {
         const { database, result } = await openAndMigrate(descriptor, config)
         databases.push(database)
+        if (descriptor.name === 'energy') energyDatabase = database.db as Kysely<EnergyDatabase>
         const note =
           (result.created ? 'created, ' : '') +
           (result.applied.length ? `applied ${result.applied.length} migration(s)` : 'schema up to date')
@@ -192,9 +202,20 @@ runMain(async () => {
   }
 
   // live measurements: the broker (embedded unless MQTT_URL names one), then the ingest service
+  // the broker takes only the credentials of the energy database (broker_credentials): the ingest
+  // service's is issued anew at each start, a datalogger's by `pnpm energy datalogger:credentials`
+  const brokerUsers = energyDatabase!
   let mqttUrl = config.MQTT_URL
+  let ingestLogin: Record<string, string> = {}
   if (!mqttUrl) {
-    const broker = await startEmbeddedBroker(config.HOST, Number(config.MQTT_PORT)).catch(async (error) => {
+    const ingestUser = { username: 'ingest', password: generateBrokerPassword() }
+    await issueBrokerCredential(brokerUsers, { ...ingestUser, role: 'ingest' })
+    ingestLogin = { MQTT_USERNAME: ingestUser.username, MQTT_PASSWORD: ingestUser.password, MQTT_CLIENT_ID: 'ingest' }
+    const accounts = {
+      find: (username: string) => findBrokerCredential(brokerUsers, username),
+      topicRoot: config.MQTT_TOPIC_ROOT ?? TOPIC_ROOT,
+    }
+    const broker = await startEmbeddedBroker(config.HOST, Number(config.MQTT_PORT), accounts).catch(async (error) => {
       const taken = (error as { code?: string }).code === 'EADDRINUSE'
       process.stderr.write(
         taken
@@ -214,44 +235,67 @@ runMain(async () => {
   const envOf = (name: string): Record<string, string | undefined> => ({
     [services.find((s) => s.name === name)!.databaseUrlEnv]: urls.get(name),
   })
-  const launched = Promise.all(
-    services.map(async (descriptor) => {
-      const service = await launchService(descriptor, {
-        port: serviceEndpoints(descriptor, config).port,
-        host: config.HOST,
-        env: {
-          ...envOf(descriptor.name),
-          ...(descriptor.name === identityConsumer ? identity : {}),
-          MIGRATE_ON_START: 'false',
-        },
-        watch,
-        onLine: prefixed(descriptor.name),
-        maxOutput: 0,
-      })
+  /**
+   * One service, started again whenever it dies (after 1 s, doubling to 30 s, back to 1 s once it
+   * has run a minute), with the reason in the log: the others go on meanwhile. Only its first
+   * start failing stops the stack.
+   */
+  const supervise = async (name: string, launch: () => Promise<ServiceProcess>): Promise<void> => {
+    let delayMs = 1000
+    const run = async (): Promise<void> => {
+      const started = Date.now()
+      const service = await launch()
       children.add(service)
-      void service.exited.then((code) => {
+      void service.exited.then(async (code) => {
+        children.delete(service)
         if (stopping) return
-        process.stderr.write(`[${descriptor.name}] exited with code ${code}; stopping\n`)
-        void stopAll(code || 1)
+        if (Date.now() - started > 60_000) delayMs = 1000
+        const why =
+          code === null ? `was killed (${service.child.signalCode ?? 'a signal'})` : `exited with code ${code}`
+        process.stderr.write(`${tag(name)}${why}; starting it again in ${delayMs / 1000} s, the others go on\n`)
+        const again = async (): Promise<void> => {
+          await new Promise((resolve) => setTimeout(resolve, delayMs))
+          delayMs = Math.min(delayMs * 2, 30_000)
+          if (stopping) return
+          await run().catch((error: Error) => {
+            process.stderr.write(`${tag(name)}could not start again: ${error.message}\n`)
+            return again()
+          })
+        }
+        await again()
       })
+    }
+    await run()
+  }
+  const launched = Promise.all(
+    services.map((descriptor) =>
+      supervise(descriptor.name, () =>
+        launchService(descriptor, {
+          port: serviceEndpoints(descriptor, config).port,
+          host: config.HOST,
+          env: {
+            ...envOf(descriptor.name),
+            ...(descriptor.name === identityConsumer ? identity : {}),
+            MIGRATE_ON_START: 'false',
+          },
+          watch,
+          onLine: prefixed(descriptor.name),
+          maxOutput: 0,
+        }),
+      ),
+    ),
+  )
+  const ingest = supervise(ingestService.name, () =>
+    launchService(ingestService, {
+      port: serviceEndpoints(ingestService, config).port,
+      host: config.HOST,
+      // the data API's resource-server client: tokens with write_energy may post measurements
+      env: { ...envOf('energy'), ...identity, ...ingestLogin, MQTT_URL: mqttUrl, MIGRATE_ON_START: 'false' },
+      watch,
+      onLine: prefixed(ingestService.name),
+      maxOutput: 0,
     }),
   )
-  const ingest = launchService(ingestService, {
-    port: serviceEndpoints(ingestService, config).port,
-    host: config.HOST,
-    // the data API's resource-server client: tokens with write_energy may post measurements
-    env: { ...envOf('energy'), ...identity, MQTT_URL: mqttUrl, MIGRATE_ON_START: 'false' },
-    watch,
-    onLine: prefixed(ingestService.name),
-    maxOutput: 0,
-  }).then((service) => {
-    children.add(service)
-    void service.exited.then((code) => {
-      if (stopping) return
-      process.stderr.write(`[ingest] exited with code ${code}; stopping\n`)
-      void stopAll(code || 1)
-    })
-  })
   try {
     await launched
     await ingest
@@ -292,6 +336,8 @@ runMain(async () => {
     const simulated = await startSimulatedDataloggers(mqttUrl, {
       topicRoot: config.MQTT_TOPIC_ROOT,
       log: (line) => process.stderr.write(`${tag('ingest')}${line}\n`),
+      // each simulated datalogger gets a fresh credential of its own, as a real gateway would
+      login: (id) => issueBrokerCredential(brokerUsers, { username: id, role: 'datalogger' }),
     })
     live.push(simulated.stop)
     process.stdout.write(

@@ -209,6 +209,38 @@ describe('pnpm start', () => {
     ])
   })
 
+  it('one service dying stops none of the others: it is started again, and the log says why', async () => {
+    const { child, output, exited } = startStack()
+    try {
+      await waitFor(child, output, TRY_IT)
+      const energyServer = descendants(child.pid!).find((pid) => {
+        try {
+          return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('energy-data/src/server.ts')
+        } catch {
+          return false
+        }
+      })
+      expect(energyServer).toBeDefined()
+      process.kill(energyServer!, 'SIGKILL')
+      await waitFor(child, output, /\[energy\] +was killed \(SIGKILL\); starting it again in 1 s, the others go on/)
+      // the OAuth server and the ingest service never stopped
+      expect((await fetch(`http://127.0.0.1:${env.OAUTH_PORT}/health/live`)).status).toBe(200)
+      expect((await fetch(`http://127.0.0.1:${env.INGEST_PORT}/health/live`)).status).toBe(200)
+      let back = false
+      for (let i = 0; i < 600 && !back; i++) {
+        back = await fetch(`http://127.0.0.1:${env.ENERGY_PORT}/health/live`).then(
+          (r) => r.status === 200,
+          () => false,
+        )
+        if (!back) await new Promise((resolve) => setTimeout(resolve, 200))
+      }
+      expect(back).toBe(true)
+    } finally {
+      child.kill('SIGINT')
+    }
+    expect(await exited).toBe(0)
+  })
+
   it('pnpm demo before any start says how to get the details', () => {
     const empty = { ...env, DATA_DIR: mkdtempSync(join(tmpdir(), 'stack-nodemo-')) }
     const result = spawnSync(NODE[0]!, [...NODE.slice(1), src('demo.ts')], { env: empty, encoding: 'utf8' })

@@ -62,8 +62,17 @@ export interface ApiKeyTable {
   last_used_at: Timestamp | null
 }
 
+export interface BrokerCredentialTable {
+  username: string
+  role: 'datalogger' | 'ingest'
+  datalogger_id: string | null
+  password_hash: string
+  issued_at: ColumnType<Date, Date | string | undefined, Date | string>
+}
+
 export interface EnergyDatabase {
   api_keys: ApiKeyTable
+  broker_credentials: BrokerCredentialTable
   dataloggers: DataloggerTable
   meters: MeterTable
   virtual_meters: VirtualMeterTable

@@ -61,6 +61,31 @@ export function nextBucket(aggregation: Aggregation, zone: string, start: number
   return localMidnight(next, zone)
 }
 
+/** The shortest bucket of each aggregation in any zone: a local hour may be half an hour where clocks move by 30 minutes. */
+const SHORTEST_MS: Record<Aggregation, number> = {
+  '15 m': QUARTER_MS,
+  '30 m': 2 * QUARTER_MS,
+  '1 h': 2 * QUARTER_MS,
+  '1 d': 22 * HOUR_MS,
+  '1 w': 7 * 24 * HOUR_MS - 2 * HOUR_MS,
+  '1 mon': 28 * 24 * HOUR_MS - 2 * HOUR_MS,
+}
+/** Its ordinary length: a local hour is an hour outside the rare zones above. */
+const ORDINARY_MS: Record<Aggregation, number> = { ...SHORTEST_MS, '1 h': HOUR_MS }
+
+/**
+ * How many buckets `[lo, hi)` holds, by arithmetic, before any edge is computed: `at most` is never
+ * exceeded (the cap is checked against it before anything is allocated), `about` is what an
+ * ordinary zone gives (what the refusal says).
+ */
+export function bucketCount(aggregation: Aggregation, lo: number, hi: number): { atMost: number; about: number } {
+  const span = Math.max(0, hi - lo)
+  return {
+    atMost: Math.ceil(span / SHORTEST_MS[aggregation]) + 1,
+    about: Math.ceil(span / ORDINARY_MS[aggregation]),
+  }
+}
+
 /** Every bucket start from `lo` (a bucket start) before `hi` (one too), then `hi`. */
 export function bucketEdges(aggregation: Aggregation, zone: string, lo: number, hi: number): number[] {
   const edges: number[] = []

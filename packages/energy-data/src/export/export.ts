@@ -8,7 +8,14 @@ import type { FastifyBaseLogger } from 'fastify'
 import type pg from 'pg'
 import { instantFormatter } from '../domain/time.ts'
 import { DetailError, UnprocessableEntity } from '../errors.ts'
-import { countSeries, planSeries, readSeries, type SeriesRequest, seriesFields } from '../repositories/measurements.ts'
+import {
+  countSeries,
+  planSeries,
+  readSeries,
+  type SeriesRequest,
+  seriesBound,
+  seriesFields,
+} from '../repositories/measurements.ts'
 import { type DataFormat, encoding } from './encoders.ts'
 import type { WindowCache } from './window-cache.ts'
 
@@ -83,6 +90,12 @@ export function createExporter(options: ExporterOptions) {
   let openStreams = 0
   const heldBy = new Map<string, number>()
 
+  /** Before anything is planned: fill=null answers every bucket, so arithmetic tells its rows. */
+  function capBuckets(request: ExportRequest): void {
+    const bound = seriesBound(request)
+    if (request.fill === 'null' && bound.about > options.maxRows) throw tooManyRows(request, bound.about)
+  }
+
   async function capRows(
     pool: pg.Pool,
     request: ExportRequest,
@@ -90,9 +103,13 @@ export function createExporter(options: ExporterOptions) {
   ): Promise<void> {
     if (plan.bound <= options.maxRows) return
     // with fill=null every bucket is a row: the bound is the count
-    const rows = request.fill === 'null' ? plan.bound : await countSeries(pool, request, plan)
+    const rows = request.fill === 'null' ? plan.bound : await countSeries(pool, request, plan, options.maxRows)
     if (rows <= options.maxRows) return
-    throw new UnprocessableEntity([
+    throw tooManyRows(request, rows)
+  }
+
+  function tooManyRows(request: ExportRequest, rows: number): UnprocessableEntity {
+    return new UnprocessableEntity([
       {
         loc: ['query'],
         msg:
@@ -144,6 +161,7 @@ export function createExporter(options: ExporterOptions) {
       if (cached) return { contentType: cached.contentType, body: cached.body }
       const generation = cache.generation
       const pool = options.readPool()
+      capBuckets(request)
       const plan = await planSeries(pool, request)
       await capRows(pool, request, plan)
       const streaming = plan.edges.length > 2

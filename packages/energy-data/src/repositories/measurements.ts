@@ -1,7 +1,7 @@
 import type pg from 'pg'
 import { GROUP_COLUMNS, type GroupName, totalledSeries } from '../catalogue/groups.ts'
 import { AGGREGATIONS, type Aggregation, sliceBuckets } from '../domain/aggregation.ts'
-import { bucketEdges, bucketStart, nextBucket } from '../domain/buckets.ts'
+import { bucketCount, bucketEdges, bucketStart, nextBucket } from '../domain/buckets.ts'
 import { HOUR_MS } from '../domain/time.ts'
 import type { RowSql, SqlField } from '../export/encoders.ts'
 import {
@@ -99,6 +99,16 @@ function seriesCount(source: SeriesSource): number {
   return source.kind === 'meters' ? source.ids.length : 1
 }
 
+/** The rows a request answers at most, and about, by arithmetic alone: nothing allocated, nothing read. */
+export function seriesBound(request: SeriesRequest): { atMost: number; about: number } {
+  const { aggregation, zone } = request
+  const lo = bucketStart(aggregation, zone, request.startMs)
+  const hi = nextBucket(aggregation, zone, bucketStart(aggregation, zone, request.endMs))
+  const count = bucketCount(aggregation, lo, hi)
+  const series = seriesCount(request.source)
+  return { atMost: count.atMost * series, about: count.about * series }
+}
+
 /** Bucket-aligned window and slice edges, from the local calendar (`bucketEdges`). */
 export async function planSeries(pool: pg.Pool, request: SeriesRequest): Promise<SeriesPlan> {
   const { aggregation, zone, source, priced } = request
@@ -119,7 +129,17 @@ export async function planSeries(pool: pg.Pool, request: SeriesRequest): Promise
     }
     for (let e = lo; e < hi; e += length * per) edges.push(e)
   } else {
-    const all = bucketEdges(aggregation, zone, lo, hi)
+    // a window far wider than its data (a century of hours) is cut to the stored span before its
+    // edges are computed: they are allocated, one number a bucket. fill=null answers every bucket:
+    // the row cap has refused such a window by arithmetic before (bucketCount)
+    let to = hi
+    let from = lo
+    if (request.fill !== 'null' && bucketCount(aggregation, lo, hi).atMost > TRIM_FROM_BUCKETS) {
+      const span = await storedSpan(pool, request, lo, hi)
+      from = span ? bucketStart(aggregation, zone, span.first) : lo
+      to = span ? nextBucket(aggregation, zone, bucketStart(aggregation, zone, span.last)) : lo
+    }
+    const all = bucketEdges(aggregation, zone, from, to)
     buckets = all.length - 1
     if (source.kind === 'meters' && priced?.length) {
       // a priced bucket's values and amounts come from the same rows: the hourly rollups where the
@@ -133,8 +153,10 @@ export async function planSeries(pool: pg.Pool, request: SeriesRequest): Promise
     // a slice reads fewer rows from rollups: more buckets each, as many rows out as before
     if (level) per = Math.min(per * LEVEL_OF[level].quarters, Math.max(1, Math.floor(2500 / series)))
     for (let i = 0; i < buckets; i += per) edges.push(all[i] as number)
+    // the slices end with the stored span: none reaches over the empty years after it
+    edges.push(to)
   }
-  edges.push(hi)
+  if (fixedSlots(aggregation)) edges.push(hi)
   return {
     lo,
     hi,
@@ -145,6 +167,9 @@ export async function planSeries(pool: pg.Pool, request: SeriesRequest): Promise
   }
 }
 
+/** Buckets beyond which a calendar window is cut to its stored span before its edges are computed. */
+const TRIM_FROM_BUCKETS = 4096
+
 /** Slices beyond which a window is trimmed to the stored rows (below it, empty slices cost little). */
 const TRIM_FROM_SLICES = 16
 
@@ -154,10 +179,13 @@ const TRIM_FROM_SLICES = 16
  * and last stored quarter hour; edges stay on bucket edges. With `fill=null` every bucket is
  * answered, stored or not: nothing is trimmed (the row cap bounds such a window).
  */
-async function trimToData(pool: pg.Pool, request: SeriesRequest, edges: number[]): Promise<number[]> {
-  if (edges.length <= TRIM_FROM_SLICES + 1 || request.fill === 'null') return edges
-  const lo = new Date(edges[0] as number)
-  const hi = new Date(edges[edges.length - 1] as number)
+/** The first and last stored quarter hour of the request's series in `[lo, hi)`: two index lookups a series. */
+async function storedSpan(
+  pool: pg.Pool,
+  request: SeriesRequest,
+  lo: number,
+  hi: number,
+): Promise<{ first: number; last: number } | undefined> {
   const { source } = request
   const one = (table: string, filter: string, order: 'asc' | 'desc') =>
     `(select time_15m from ${table} where ${filter} time_15m >= $1 and time_15m < $2 order by time_15m ${order} limit 1)`
@@ -165,17 +193,24 @@ async function trimToData(pool: pg.Pool, request: SeriesRequest, edges: number[]
     source.kind === 'group'
       ? await pool.query<{ first: number | null; last: number | null }>(
           `select ${EPOCH_MS(one(`${source.group}_15m`, '', 'asc'))} as first, ${EPOCH_MS(one(`${source.group}_15m`, '', 'desc'))} as last`,
-          [lo, hi],
+          [new Date(lo), new Date(hi)],
         )
       : await pool.query<{ first: number | null; last: number | null }>(
           `select ${EPOCH_MS('min(f)')} as first, ${EPOCH_MS('max(l)')} as last from unnest($3::int[]) id,
              lateral (select ${one('data_15m', 'meter_id = id and', 'asc')} f, ${one('data_15m', 'meter_id = id and', 'desc')} l) x`,
-          [lo, hi, source.ids],
+          [new Date(lo), new Date(hi), source.ids],
         )
   const first = result.rows[0]?.first
   const last = result.rows[0]?.last
-  if (first === null || first === undefined || last === null || last === undefined)
-    return [edges[0] as number, edges[edges.length - 1] as number]
+  if (first === null || first === undefined || last === null || last === undefined) return undefined
+  return { first, last }
+}
+
+async function trimToData(pool: pg.Pool, request: SeriesRequest, edges: number[]): Promise<number[]> {
+  if (edges.length <= TRIM_FROM_SLICES + 1 || request.fill === 'null') return edges
+  const span = await storedSpan(pool, request, edges[0] as number, edges[edges.length - 1] as number)
+  if (!span) return [edges[0] as number, edges[edges.length - 1] as number]
+  const { first, last } = span
   let from = 0
   while (from + 1 < edges.length && (edges[from + 1] as number) <= first) from++
   let to = edges.length - 1
@@ -433,13 +468,27 @@ function sliceSql(request: SeriesRequest, rowSql: RowSql, level?: RollupLevel, p
 }
 
 /** Exact number of rows the request returns (asked only when the bound exceeds the cap). */
-export async function countSeries(pool: pg.Pool, request: SeriesRequest, plan: SeriesPlan): Promise<number> {
+export async function countSeries(
+  pool: pg.Pool,
+  request: SeriesRequest,
+  plan: SeriesPlan,
+  limit: number,
+): Promise<number> {
   const { text, values } = sliceSql(request, (fields) => fields.map(() => "''").join(' || '), plan.level)
-  const result = await pool.query<{ n: number }>(
-    `select count(*)::float8 as n from (${text}) x`,
-    values(new Date(plan.lo), new Date(plan.hi)),
-  )
-  return result.rows[0]?.n ?? 0
+  // slice by slice, as the answer is read: each query carries the edges of its slice only, and
+  // counting stops once past the limit
+  let rows = 0
+  for (let i = 0; i + 1 < plan.edges.length && rows <= limit; i++) {
+    const lo = plan.edges[i] as number
+    const hi = plan.edges[i + 1] as number
+    if (hi <= lo) continue
+    const result = await pool.query<{ n: number }>(
+      `select count(*)::float8 as n from (${text}) x`,
+      values(new Date(lo), new Date(hi)),
+    )
+    rows += result.rows[0]?.n ?? 0
+  }
+  return rows
 }
 
 /**

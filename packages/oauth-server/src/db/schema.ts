@@ -55,6 +55,8 @@ export interface ApplicationsTable {
   require_pushed_authorization_requests: Defaulted<boolean>
   /** RFC 7592: the digest of a self-registered client's registration access token; null for every other */
   registration_token_digest: ColumnType<Buffer | null, Buffer | null | undefined, Buffer | null>
+  /** the scopes of ADMINISTRATOR_SCOPES an administrator allowed it (write_energy) */
+  administrator_scopes: Defaulted<string[]>
   owner_id: number | null
   created_at: Generated<Date>
   updated_at: Generated<Date>

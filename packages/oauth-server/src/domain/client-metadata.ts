@@ -7,16 +7,13 @@
  */
 import { DEVICE_CODE_GRANT } from './grant-types.ts'
 import { redirectUriProblem } from './redirect-uri.ts'
-import { isKnownScope, parseScope, SCOPES } from './scopes.ts'
+import { isKnownScope, POWERFUL_SCOPES, parseScope, SCOPES } from './scopes.ts'
 
 /** OAUTH_REGISTRATION: off, with an administrator's initial access token, or open to anyone. */
 export type RegistrationMode = 'off' | 'token' | 'open'
 
 /** How a registration was allowed: by an initial access token, or by the open mode. */
 export type RegistrationAuthority = 'token' | 'open'
-
-/** Scopes that write, or read everything: never granted to a client that registered itself unauthenticated. */
-export const POWERFUL_SCOPES: readonly string[] = ['api', 'write_energy', 'manage_energy']
 
 export const AUTH_METHODS = ['none', 'client_secret_basic', 'client_secret_post'] as const
 export type AuthMethod = (typeof AUTH_METHODS)[number]
@@ -56,7 +53,7 @@ const strings = (value: unknown): value is string[] => Array.isArray(value) && v
 
 /** The scopes a registration may hold. */
 export const registrableScopes = (authority: RegistrationAuthority): string[] =>
-  SCOPES.filter((s) => authority === 'token' || !POWERFUL_SCOPES.includes(s))
+  SCOPES.filter((s) => authority === 'token' || !(POWERFUL_SCOPES as readonly string[]).includes(s))
 
 export function checkClientMetadata(metadata: ClientMetadata, authority: RegistrationAuthority): MetadataCheck {
   const method = metadata.token_endpoint_auth_method ?? (authority === 'open' ? 'none' : 'client_secret_basic')

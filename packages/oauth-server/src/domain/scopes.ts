@@ -31,6 +31,20 @@ export const SCOPE_DESCRIPTIONS: Record<Scope, string> = {
   manage_energy: 'Create and delete the alert rules of the energy data API.',
 }
 
+/**
+ * Scopes an administrator alone gives (GitLab keeps its powerful scopes, `sudo` and `admin_mode`,
+ * to administrators): an application holds one only when an administrator allowed it, a personal
+ * access token only an administrator's. Writing measurements is one: with it, any meter.
+ */
+export const ADMINISTRATOR_SCOPES: readonly Scope[] = ['write_energy']
+
+/** Scopes that write, or read everything: never granted to a client that registered itself unauthenticated. */
+export const POWERFUL_SCOPES: readonly Scope[] = ['api', 'manage_energy', ...ADMINISTRATOR_SCOPES]
+
+/** The administrator scopes among `scopes` that were not allowed: the one rule every writer of scopes applies. */
+export const scopesNeedingAdministrator = (scopes: readonly string[], allowed: readonly string[]): string[] =>
+  scopes.filter((s) => (ADMINISTRATOR_SCOPES as readonly string[]).includes(s) && !allowed.includes(s))
+
 /** GitLab's default scope (Gitlab::Auth::DEFAULT_SCOPES, Doorkeeper's default_scopes). */
 export const DEFAULT_SCOPES: readonly Scope[] = ['api']
 

@@ -72,6 +72,7 @@ export interface ApplicationChanges {
   name: string
   redirect_uris: string[]
   scopes: string[]
+  administrator_scopes: string[]
   confidential: boolean
   secret_digest: Buffer | null
   grant_types: string[]

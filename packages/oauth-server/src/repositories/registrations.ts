@@ -1,6 +1,7 @@
 import { sql } from 'kysely'
 import type { ChangeTransaction } from '../changes/commit.ts'
 import type { Application } from '../db/schema.ts'
+import { ADMINISTRATOR_SCOPES } from '../domain/scopes.ts'
 import type { Db } from './tokens.ts'
 
 /** A new initial access token (RFC 7591 3) of an administrator's. */
@@ -53,6 +54,8 @@ export async function updateRegisteredClient(
       name: values.name,
       redirect_uris: values.redirectUris,
       scopes: values.scopes,
+      // a client an administrator's initial access token made may hold what it was allowed; an open one asks for none
+      administrator_scopes: values.scopes.filter((s) => (ADMINISTRATOR_SCOPES as readonly string[]).includes(s)),
       grant_types: values.grantTypes,
       updated_at: sql<Date>`now()`,
     })

@@ -3,7 +3,7 @@
 import type { FastifyRequest } from 'fastify'
 import type { Kysely } from 'kysely'
 import Type from 'typebox'
-import { applicationProblems, createApplication, sentence } from '../accounts.ts'
+import { administratorScopesOf, applicationProblems, createApplication, sentence } from '../accounts.ts'
 import { applicationTarget, byUser } from '../audit.ts'
 import type { Application, OAuthDB } from '../db/schema.ts'
 import {
@@ -106,7 +106,11 @@ interface Checked {
  * redirect URIs. A user's application may not take the name of one of the instance's own, which
  * the consent pages would show in its place.
  */
-async function check(db: Kysely<OAuthDB>, form: ApplicationForm): Promise<Checked> {
+async function check(
+  db: Kysely<OAuthDB>,
+  form: ApplicationForm,
+  owner: { ownerId: number; administratorScopes: readonly string[] },
+): Promise<Checked> {
   const uris = [
     ...new Set(
       form.redirectUris
@@ -121,6 +125,7 @@ async function check(db: Kysely<OAuthDB>, form: ApplicationForm): Promise<Checke
     scopes: form.scopes,
     confidential: form.confidential,
     grantTypes: grantsOf(form),
+    ...owner,
   })
   if (form.name.trim() && (await instanceApplicationNamed(db, form.name))) {
     problems.push({ field: 'name', message: 'name is taken by an application of this instance' })
@@ -179,7 +184,8 @@ export const profileApplicationRoutes = routePlugin('oauth-profile-applications-
     { summary: 'Register an application', body: FormBody, unprocessable: true },
     async (request, reply, account) => {
       const form = readForm(request)
-      const checked = await check(db, form)
+      const owner = { ownerId: account.user.id, administratorScopes: administratorScopesOf(account.user) }
+      const checked = await check(db, form, owner)
       if (checked.errors.length) {
         const page = await listPage(account, { form, ...checked })
         return sendAccountPage(reply, account, 'Applications', page, { status: 422 })
@@ -190,7 +196,7 @@ export const profileApplicationRoutes = routePlugin('oauth-profile-applications-
         scopes: form.scopes,
         confidential: form.confidential,
         grantTypes: grantsOf(form),
-        ownerId: account.user.id,
+        ...owner,
       })
       await app.audit.record({
         event: 'oauth_application_created',
@@ -251,7 +257,9 @@ export const profileApplicationRoutes = routePlugin('oauth-profile-applications-
       const application = await owned(request, account.user.id)
       if (!application) return notFound(reply)
       const form = readForm(request, application)
-      const checked = await check(db, form)
+      // a user keeps what an administrator allowed the application; an administrator allows
+      const administratorScopes = administratorScopesOf(account.user, application.administrator_scopes)
+      const checked = await check(db, form, { ownerId: account.user.id, administratorScopes })
       if (checked.errors.length) {
         const page = editApplicationPage({ csrf: account.csrf, application, form, ...checked })
         return sendAccountPage(reply, account, 'Edit application', page, { status: 422 })
@@ -263,6 +271,7 @@ export const profileApplicationRoutes = routePlugin('oauth-profile-applications-
           name: form.name.trim(),
           redirect_uris: checked.uris,
           scopes: form.scopes,
+          administrator_scopes: form.scopes.filter((s) => administratorScopes.includes(s)),
           confidential: form.confidential,
           secret_digest: form.confidential ? (secret ? digest(secret) : application.secret_digest) : null,
           grant_types: grantsOf(form, application.grant_types),

@@ -1,7 +1,7 @@
 /** /profile/personal_access_tokens: create (value shown once), list, revoke. */
 
 import Type from 'typebox'
-import { createPersonalAccessToken, sentence, tokenProblems } from '../accounts.ts'
+import { administratorScopesOf, createPersonalAccessToken, sentence, tokenProblems } from '../accounts.ts'
 import { byUser } from '../audit.ts'
 import { routePlugin } from '../oauth-app.ts'
 import { sendAccountPage } from '../pages/account.ts'
@@ -15,8 +15,13 @@ const PATH = '/profile/personal_access_tokens'
 const EMPTY: TokenForm = { name: '', scopes: [], expiresAt: '' }
 
 /** The form's errors as sentences, and which fields to mark. */
-function check(form: TokenForm): { errors: string[]; invalid: Set<string> } {
-  const problems = tokenProblems({ name: form.name, scopes: form.scopes, expiresAt: form.expiresAt || null })
+function check(form: TokenForm, user: { admin: boolean }): { errors: string[]; invalid: Set<string> } {
+  const problems = tokenProblems({
+    name: form.name,
+    scopes: form.scopes,
+    expiresAt: form.expiresAt || null,
+    administratorScopes: administratorScopesOf(user),
+  })
   return { errors: problems.map(sentence), invalid: new Set(problems.map((p) => p.field)) }
 }
 
@@ -57,7 +62,7 @@ export const profileTokenRoutes = routePlugin('oauth-profile-tokens-routes', (ap
         expiresAt: (field(request.body, 'expires_at') ?? '').trim(),
         scopes: fieldList(request.body, 'scopes'),
       }
-      const checked = check(form)
+      const checked = check(form, account.user)
       if (checked.errors.length) {
         const page = personalAccessTokensPage({
           csrf: account.csrf,
@@ -72,6 +77,7 @@ export const profileTokenRoutes = routePlugin('oauth-profile-tokens-routes', (ap
         name: form.name,
         scopes: form.scopes,
         expiresAt: form.expiresAt || null,
+        administratorScopes: administratorScopesOf(account.user),
       })
       await app.audit.record({
         event: 'personal_access_token_created',

@@ -11,12 +11,8 @@ import Type from 'typebox'
 import { AccountError, createApplication } from '../accounts.ts'
 import { applicationTarget } from '../audit.ts'
 import type { Application } from '../db/schema.ts'
-import {
-  type AuthMethod,
-  checkClientMetadata,
-  POWERFUL_SCOPES,
-  type RegistrationAuthority,
-} from '../domain/client-metadata.ts'
+import { type AuthMethod, checkClientMetadata, type RegistrationAuthority } from '../domain/client-metadata.ts'
+import { POWERFUL_SCOPES } from '../domain/scopes.ts'
 import { digest, generateSecret } from '../domain/secrets.ts'
 import { ApiError, InvalidToken, OAuthError, TemporarilyUnavailable } from '../errors.ts'
 import { routePlugin } from '../oauth-app.ts'
@@ -245,7 +241,9 @@ export const registrationRoutes = routePlugin('oauth-registration-routes', (app)
       }
       // an update stays within what the registration was allowed: more only for a client an initial access token made
       const authority: RegistrationAuthority =
-        self.confidential || self.scopes.some((s) => POWERFUL_SCOPES.includes(s)) ? 'token' : 'open'
+        self.confidential || self.scopes.some((s) => (POWERFUL_SCOPES as readonly string[]).includes(s))
+          ? 'token'
+          : 'open'
       const client = await checked(body, authority, self)
       const updated = await app.changes.commit((trx) => updateRegisteredClient(trx, self.id, client))
       return metadataOf(updated, app.settings.issuer)

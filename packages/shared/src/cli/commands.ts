@@ -82,6 +82,22 @@ function usageText<Context>(program: string, commands: Record<string, Command<Co
 }
 
 /**
+ * Exits once stdout and stderr have handed everything to the system. `process.exit` alone drops
+ * what a pipe has not taken yet: `| head`, `| jq` or a file through a shell got the first 64 KiB
+ * (one pipe buffer) and exit code 0.
+ */
+export async function exitAfterOutput(code: number): Promise<never> {
+  await Promise.all(
+    [process.stdout, process.stderr].map(
+      // an empty write's callback runs after every write before it (or on the reader's EPIPE)
+      (stream) =>
+        new Promise<void>((resolve) => (stream.writableLength === 0 ? resolve() : stream.write('', () => resolve()))),
+    ),
+  )
+  process.exit(code)
+}
+
+/**
  * Runs the command named by `argv[0]` with the rest as its arguments and exits: `open` gives
  * what commands work with (the service's database, checked for pending migrations) and is
  * closed after the command, whatever happened (a command with `opens: false` skips it).
@@ -99,15 +115,15 @@ export async function runCommandLine<Context>(options: {
   // asked for: the usage on stdout, exit 0 (a mistake gets it on stderr, exit 2)
   if (name !== undefined && HELP.has(name)) {
     process.stdout.write(`${usage}\n`)
-    process.exit(0)
+    return exitAfterOutput(0)
   }
   if (command && args.some((arg) => HELP.has(arg))) {
     process.stdout.write(`usage: ${program} ${command.usage}\n`)
-    process.exit(0)
+    return exitAfterOutput(0)
   }
   if (!command) {
     process.stderr.write(`${name ? `error: unknown command ${name}\n` : ''}${usage}\n`)
-    process.exit(EXIT_USAGE)
+    return exitAfterOutput(EXIT_USAGE)
   }
   let code: number = EXIT_FAILURE
   try {
@@ -131,5 +147,5 @@ export async function runCommandLine<Context>(options: {
       if (process.env.DEBUG) console.error(error)
     }
   }
-  process.exit(code)
+  return exitAfterOutput(code)
 }

@@ -1,3 +1,4 @@
+export { answersAt } from '../net.ts'
 export { browserAvailable, CHROMIUM, launchChromium, screenshot } from './browser.ts'
 export { createTestDatabase, type TestDatabase, type TestDatabaseKind } from './database.ts'
 export {
