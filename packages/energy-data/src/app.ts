@@ -116,23 +116,23 @@ export async function buildApp(options: EnergyAppOptions): Promise<FastifyInstan
   if (replicas) app.addHook('onClose', async () => replicas.close())
   await registerPlatform(app, {
     service: 'energy-data',
-    ...(replicas
-      ? {
-          readiness: { replicas: () => replicas.readiness() },
-          metrics: [
+    ...(replicas ? { readiness: { replicas: () => replicas.readiness() } } : {}),
+    errors: energyErrors,
+    db: options.database.db,
+    migrations: readMigrations(energyService.migrationsDir),
+    metricsToken: settings.metricsToken,
+    metrics: [
+      ...alertMetrics(alerts),
+      ...(replicas
+        ? [
             serviceGauge(
               'energy_replica_lag_seconds',
               'How far the most lagging standby the /data answers are read from is behind the primary (+Inf: one does not answer)',
               () => Math.max(0, ...[...replicas.lags().values()].map((lag) => lag ?? Number.POSITIVE_INFINITY)),
             ),
-          ],
-        }
-      : {}),
-    errors: energyErrors,
-    db: options.database.db,
-    migrations: readMigrations(energyService.migrationsDir),
-    metricsToken: settings.metricsToken,
-    metrics: alertMetrics(alerts),
+          ]
+        : []),
+    ],
     // /metrics is for the operator's scraper, never for a page's script
     cors: (path) => (path === '/metrics' ? undefined : cors),
     frontDoor: { home: '/dashboard', icon: ICON },

@@ -124,7 +124,7 @@ describe('/openapi.json', () => {
     }
     expect(doc.info).toMatchObject({ title: 'data API', version: '1.0.3', license: { name: 'Apache 2.0' } })
     expect(doc.components.securitySchemes.APIKeyHeader).toEqual({ type: 'apiKey', in: 'header', name: 'x-api-key' })
-    expect(doc.tags.map((t) => t.name)).toEqual(['Metadata', 'Data', 'Report', 'Chart', 'Developers'])
+    expect(doc.tags.map((t) => t.name)).toEqual(['Metadata', 'Data', 'Report', 'Chart', 'Alerts', 'Developers'])
     for (const path of [
       '/data/pv',
       '/data/meters',
