@@ -45,6 +45,7 @@ import {
   countApplications,
   findApplicationByUid,
   setApplicationGrantTypes,
+  setApplicationRequiresPar,
   setApplicationTrusted,
   upsertFirstPartyApplication,
   upsertResourceServer,
@@ -171,7 +172,7 @@ const commands: Record<string, Command<Context>> = {
 
   'app:update': {
     usage:
-      'app:update --client-id ID [--ropc | --no-ropc] [--client-credentials | --no-client-credentials] [--device-code | --no-device-code] [--trusted | --no-trusted]',
+      'app:update --client-id ID [--ropc | --no-ropc] [--client-credentials | --no-client-credentials] [--device-code | --no-device-code] [--trusted | --no-trusted] [--par | --no-par]',
     async run({ changes }, args) {
       const { values: v } = parseFlags(args, {
         'client-id': { type: 'string' },
@@ -179,13 +180,14 @@ const commands: Record<string, Command<Context>> = {
         'client-credentials': { type: 'boolean' },
         'device-code': { type: 'boolean' },
         trusted: { type: 'boolean' },
+        par: { type: 'boolean' },
       })
       const uid = requiredFlag(v['client-id'], 'client-id')
       const clientCredentials = v['client-credentials']
       const deviceCode = v['device-code']
-      if ([v.ropc, v.trusted, clientCredentials, deviceCode].every((flag) => typeof flag !== 'boolean')) {
+      if ([v.ropc, v.trusted, v.par, clientCredentials, deviceCode].every((flag) => typeof flag !== 'boolean')) {
         throw usageError(
-          'nothing to change: give --ropc / --no-ropc, --client-credentials / --no-client-credentials, --device-code / --no-device-code and/or --trusted / --no-trusted',
+          'nothing to change: give --ropc / --no-ropc, --client-credentials / --no-client-credentials, --device-code / --no-device-code, --trusted / --no-trusted and/or --par / --no-par',
         )
       }
       const application = await changes.commit(async (trx) => {
@@ -212,6 +214,7 @@ const commands: Record<string, Command<Context>> = {
         }
         if (typeof deviceCode === 'boolean') grants = withGrant(grants, DEVICE_CODE_GRANT, deviceCode)
         await setApplicationGrantTypes(trx, uid, grants)
+        if (typeof v.par === 'boolean') await setApplicationRequiresPar(trx, found.id, v.par)
         return (await findApplicationByUid(trx, uid)) as Application
       })
       return applicationSummary(application)
@@ -404,6 +407,7 @@ function applicationSummary(application: Application) {
     ropc_enabled: ropcEnabled(application),
     client_credentials_enabled: grantEnabled(application, 'client_credentials'),
     device_code_enabled: grantEnabled(application, DEVICE_CODE_GRANT),
+    require_pushed_authorization_requests: application.require_pushed_authorization_requests,
   }
 }
 

@@ -97,6 +97,25 @@ describe('pnpm oauth app:create / app:update', () => {
     const disabled = await oauth('app:update', '--client-id', clientId, '--no-ropc')
     expect(disabled.json).toMatchObject({ ropc_enabled: false })
     expect((await passwordGrant(clientId, secret)).body.error).toBe('unauthorized_client')
+
+    // RFC 9126 6: an application may take pushed authorization requests only
+    expect(created.json.require_pushed_authorization_requests).toBe(false)
+    const pushedOnly = await oauth('app:update', '--client-id', clientId, '--par')
+    expect(pushedOnly.json).toMatchObject({ require_pushed_authorization_requests: true })
+    const query = new URLSearchParams({
+      client_id: clientId,
+      redirect_uri: 'https://cli.example/cb',
+      response_type: 'code',
+      scope: 'read_user',
+    })
+    const plain = await fetch(`${server.url}/oauth/authorize?${query}`, { redirect: 'manual' })
+    const refusal = new URL(plain.headers.get('location') ?? '', server.url).searchParams
+    expect([refusal.get('error'), refusal.get('error_description')]).toEqual([
+      'invalid_request',
+      'Pushed authorization request required: post the request to /oauth/par first (RFC 9126).',
+    ])
+    const again = await oauth('app:update', '--client-id', clientId, '--no-par')
+    expect(again.json).toMatchObject({ require_pushed_authorization_requests: false })
   })
 
   it('refuses an unknown application, or trusting one a user owns, with one line on stderr', async () => {

@@ -122,6 +122,15 @@ export async function deleteOwnedApplication(db: ChangeTransaction, id: number, 
  * Trusts (or stops trusting) an application. Only an instance-wide application can be trusted
  * (the database refuses anything else): 'owned' when the application belongs to a user.
  */
+/** Whether the application's authorization requests must come pushed (RFC 9126 6: `request_uri` of /oauth/par only). */
+export async function setApplicationRequiresPar(db: ChangeTransaction, id: number, required: boolean): Promise<void> {
+  await db
+    .updateTable('applications')
+    .set({ require_pushed_authorization_requests: required, updated_at: sql<Date>`now()` })
+    .where('id', '=', id)
+    .execute()
+}
+
 export async function setApplicationTrusted(
   db: ChangeTransaction,
   id: number,
