@@ -137,7 +137,12 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   const served = options.connect ? await options.connect(database) : database
   const app = await buildApp({
     database: served,
-    settings: defaultSettings(options.settings),
+    // the alert timer evaluates once at start, then hourly: a test that wants it ticks (its
+    // transaction every 5 s, beside a test's own reads on the embedded test database, broke them)
+    settings: defaultSettings({
+      alerts: { ...defaultSettings().alerts, evaluationMs: 3_600_000 },
+      ...options.settings,
+    }),
     now: options.now,
     logLevel: process.env.TEST_LOG_LEVEL ?? 'silent',
   })
