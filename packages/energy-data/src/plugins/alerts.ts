@@ -36,6 +36,11 @@ export const alertsPlugin = fp(
         })
       : undefined
     app.addHook('onReady', async () => engine.start())
+    // evaluation stops as the service begins to close, while its database is still there
+    app.addHook('preClose', async () => {
+      if (pending) clearTimeout(pending)
+      await engine.close()
+    })
     app.addHook('onClose', async () => {
       if (pending) clearTimeout(pending)
       await listener?.close()
