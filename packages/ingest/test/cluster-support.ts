@@ -17,6 +17,13 @@ import { QUARTER } from './support.ts'
 
 /** Whether the machine has the programs of a real cluster; else one line says which is missing (CI installs them). */
 export function clusterPrograms(what: string): boolean {
+  // three broker nodes and two databases take minutes of both cores: run where asked, and in CI
+  if (!process.env.CI && !process.env.TEST_CLUSTER) {
+    process.stdout.write(
+      `[test] ${what} skipped (TEST_CLUSTER is not set): set TEST_CLUSTER=1 to run them; CI runs them\n`,
+    )
+    return false
+  }
   const missing = [
     rabbitmqPrograms() ? undefined : 'rabbitmq-server (apt-get install rabbitmq-server)',
     postgresPrograms() ? undefined : 'initdb (apt-get install postgresql)',
