@@ -34,6 +34,8 @@ export function eventStreams(app: FastifyInstance) {
       const heartbeat = setInterval(() => raw.write(': alive\n\n'), HEARTBEAT_MS)
       heartbeat.unref()
       raw.on('close', () => {
+        // a hijacked reply skips the onResponse hook: the stream writes its access-log line itself
+        request.log.info({ req: request, res: { statusCode: 200 }, responseTime: reply.elapsedTime }, 'request')
         open.delete(raw)
         clearInterval(heartbeat)
         stop()
