@@ -5,9 +5,13 @@
  * state changes and the webhook's notifications of them are written in one transaction.
  */
 import { createHash } from 'node:crypto'
+import { notifyChange } from '@campus/shared'
 import type pg from 'pg'
 import { observe } from './conditions.ts'
 import { listRules } from './rules.ts'
+
+/** Told by an evaluation that changed an alert, on its commit: every instance's streams catch up. */
+export const ALERTS_CHANNEL = 'energy_alerts_changed'
 
 /** PostgreSQL advisory lock key of the evaluation: one evaluator at a time across every instance. */
 const EVALUATION_LOCK = 0x656e_6572 // "ener"
@@ -99,6 +103,7 @@ export async function evaluateRules(pool: pg.Pool, options: EvaluationOptions): 
       return undefined
     }
     const changed = await transitions(client, options)
+    if (changed.length > 0) await notifyChange(client, ALERTS_CHANNEL, String(changed.length))
     await client.query('commit')
     return { changed }
   } catch (error) {

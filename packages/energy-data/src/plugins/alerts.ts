@@ -2,6 +2,7 @@ import { listenForChanges } from '@campus/shared'
 import fp from 'fastify-plugin'
 import pg from 'pg'
 import type { AlertEngine } from '../alerts/engine.ts'
+import { ALERTS_CHANNEL } from '../alerts/evaluate.ts'
 import { MEASUREMENTS_CHANNEL } from '../repositories/measurement-changes.ts'
 
 /** How long a burst of commits is gathered into one evaluation. */
@@ -9,9 +10,10 @@ const DEBOUNCE_MS = 200
 
 /**
  * Decorates `alerts`: the engine built with the app (its metrics are the platform's), ticking
- * on its timer and, with a PostgreSQL server (`listenUrl`), on each commit of the write path,
- * heard on a connection of its own. The embedded database passes on no other process's
- * commits: there the timer alone evaluates.
+ * on its timer and, with a PostgreSQL server (`listenUrl`), on each commit of the write path and
+ * each evaluation of another instance that changed an alert (its streams then push it), heard on
+ * connections of their own. The embedded database passes on no other process's commits: there the
+ * timer alone evaluates.
  */
 export const alertsPlugin = fp(
   async (app, options: { engine: AlertEngine; listenUrl: string | undefined }) => {
@@ -19,22 +21,28 @@ export const alertsPlugin = fp(
     app.decorate('alerts', engine)
     let pending: NodeJS.Timeout | undefined
     const listening = options.listenUrl
-      ? new pg.Pool({ connectionString: options.listenUrl, max: 1, application_name: 'energy-data alerts' })
+      ? new pg.Pool({ connectionString: options.listenUrl, max: 2, application_name: 'energy-data alerts' })
       : undefined
     listening?.on('error', () => {})
-    const listener = listening
-      ? listenForChanges(listening, MEASUREMENTS_CHANNEL, {
-          changed() {
-            pending ??= setTimeout(() => {
-              pending = undefined
-              void engine.tick()
-            }, DEBOUNCE_MS)
-          },
-          listening: () => void engine.tick(),
-          lost: (error) =>
-            app.log.warn({ err: error }, 'alerts: change notices lost; the timer alone evaluates until they are back'),
-        })
-      : undefined
+    const soon = () => {
+      pending ??= setTimeout(() => {
+        pending = undefined
+        void engine.tick()
+      }, DEBOUNCE_MS)
+    }
+    const lost = (error: unknown) =>
+      app.log.warn({ err: error }, 'alerts: change notices lost; the timer alone evaluates until they are back')
+    const listeners = listening
+      ? [
+          listenForChanges(listening, MEASUREMENTS_CHANNEL, {
+            changed: soon,
+            listening: () => void engine.tick(),
+            lost,
+          }),
+          // another instance's evaluation: this one's tick reads what it changed (its own evaluation changes nothing more)
+          listenForChanges(listening, ALERTS_CHANNEL, { changed: () => void engine.tick(), listening: () => {}, lost }),
+        ]
+      : []
     app.addHook('onReady', async () => engine.start())
     // evaluation stops as the service begins to close, while its database is still there
     app.addHook('preClose', async () => {
@@ -43,7 +51,7 @@ export const alertsPlugin = fp(
     })
     app.addHook('onClose', async () => {
       if (pending) clearTimeout(pending)
-      await listener?.close()
+      for (const listener of listeners) await listener.close()
       await listening?.end()
       await engine.close()
     })
