@@ -140,7 +140,10 @@ describe('GET /chart/acqua', () => {
     const body = res.json() as ChartBody
     expect(body.type).toBe('bar')
     expect(body.data.labels).toHaveLength(30)
-    expect(body.options.plugins.subtitle.text).toBe('From 28/09/2025 to 27/10/2025 (Europe/Rome)')
+    // the subtitle says what a "(88/96)" after a day's name means
+    expect(body.options.plugins.subtitle.text).toBe(
+      'From 28/09/2025 to 27/10/2025 (Europe/Rome) · (n/N) after a day: n of its N quarter hours measured',
+    )
     expect(body.data.labels.at(-1)).toMatch(/27\/10/)
     expect(body.data.labels[0]).toMatch(/28\/09/)
     const main = dailySums(mainWater)

@@ -178,7 +178,14 @@ export function columnChart(input: ColumnChartInput): ChartConfig {
       interaction: { mode: 'index', intersect: false },
       plugins: {
         title: { display: true, text: input.title },
-        subtitle: { display: true, text: windowSubtitle(input.from, input.to - 1, input.lang, input.zone, false) },
+        subtitle: {
+          display: true,
+          text: [
+            windowSubtitle(input.from, input.to - 1, input.lang, input.zone, false),
+            // what the "(93/96)" after a day's name means, once there is one
+            ...(input.measured?.some((c) => c.measured < c.of) ? [pick(CHART_TEXT.coverage, input.lang)] : []),
+          ].join(' · '),
+        },
         legend: { position: 'bottom' },
       },
       scales: {

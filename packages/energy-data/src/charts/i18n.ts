@@ -74,6 +74,10 @@ export const CHART_TEXT = {
   xDay: { it: 'Giorno', en: 'Day' },
   window: { it: 'Dal {from} al {to} ({zone})', en: 'From {from} to {to} ({zone})' },
   noData: { it: 'nessun dato', en: 'no data' },
+  coverage: {
+    it: "(n/N) dopo un giorno: n dei suoi N quarti d'ora misurati",
+    en: '(n/N) after a day: n of its N quarter hours measured',
+  },
 } as const
 
 export const pick = (text: Record<Language, string>, lang: Language): string => text[lang]
