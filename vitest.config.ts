@@ -14,6 +14,9 @@ export default defineConfig({
     // still ends. Heavy cases are kept small instead (no test sets its own timeout).
     testTimeout: 600_000,
     hookTimeout: 600_000,
+    // expect.poll waits for pages and processes: vitest's default second is crossed by a page reload
+    // under the whole suite's load (a guard, as above: a poll that is met returns at once)
+    expect: { poll: { timeout: 30_000 } },
     reporters: ['default', 'json'],
     outputFile: { json: 'artifacts/test-results.json' },
   },
