@@ -339,7 +339,12 @@ async function main(): Promise<void> {
   if (HISTORY !== undefined) {
     line('')
     line(`ours again with ${HISTORY.toLocaleString('en-US')} samples stored (fillSampleHistory):`)
-    await fillSampleHistory(ours.databaseUrl, HISTORY)
+    const filling = performance.now()
+    const history = await fillSampleHistory(ours.databaseUrl, HISTORY)
+    line(
+      `   stored ${history.stored.toLocaleString('en-US')} samples (${(history.bytes / 2 ** 30).toFixed(1)} GiB with their index) ` +
+        `and ${history.quarters.toLocaleString('en-US')} quarter hours in ${((performance.now() - filling) / 1000).toFixed(0)} s`,
+    )
     const again = new Map<Contender, Figures>([[ours, { throughput: new Map(), redelivered: new Map(), latency: [] }]])
     for (let round = 0; round < ROUNDS; round++) {
       await throughputRound([ours], again, round, ROUNDS + round)

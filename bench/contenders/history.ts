@@ -20,7 +20,10 @@ export function historySamples(): number | undefined {
  * the instants the bench itself writes: before 2025-01-01 (its throughput rounds start on
  * 2025-03-01, its readiness probes on 2025-02-01, its latency phases within minutes of now).
  */
-export async function fillSampleHistory(databaseUrl: string, samples: number): Promise<void> {
+export async function fillSampleHistory(
+  databaseUrl: string,
+  samples: number,
+): Promise<{ stored: number; quarters: number; bytes: number }> {
   const client = new pg.Client({ connectionString: databaseUrl })
   await client.connect()
   try {
@@ -35,16 +38,18 @@ export async function fillSampleHistory(databaseUrl: string, samples: number): P
       await client.query('select ensure_sample_partition($1)', [new Date(Date.UTC(2024, month, 1))])
     }
     // a meter at a time, a statement each: the history written as fast as PostgreSQL takes it
+    let stored = 0
     for (const meter of meters) {
-      await client.query(
+      const { rowCount } = await client.query(
         `insert into meter_samples (meter_id, at, reading, value, received_at)
          select $1, to_timestamp(($2::float8 + i * $3::float8) / 1000), 'value', 50 + 10 * sin(i), now()
          from generate_series(0, $4::int - 1) as i`,
         [meter, from, stepMs, per],
       )
+      stored += rowCount ?? 0
     }
     // the quarter hours and rollups those samples make, as the write path would have kept them
-    await client.query(
+    const { rowCount: quarters } = await client.query(
       `insert into data_15m (time_15m, meter_id, avg_value, min_value, max_value, sum_value, count_value, tag, live)
        select date_bin('15 minutes', at, timestamptz '2000-01-01'), meter_id, avg(value), min(value), max(value),
          sum(value), count(*), 'ok', true
@@ -62,6 +67,11 @@ export async function fillSampleHistory(databaseUrl: string, samples: number): P
     await client.query('analyze meter_samples')
     await client.query('analyze data_15m')
     await client.query('analyze data_rollup')
+    const { rows } = await client.query<{ bytes: string }>(
+      `select sum(pg_total_relation_size(c.oid))::int8::text as bytes from pg_inherits i join pg_class c on c.oid = i.inhrelid
+       where i.inhparent = 'meter_samples'::regclass`,
+    )
+    return { stored, quarters: quarters ?? 0, bytes: Number(rows[0]?.bytes ?? 0) }
   } finally {
     await client.end()
   }

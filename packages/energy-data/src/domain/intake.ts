@@ -186,7 +186,8 @@ export function judgeMessage(
       continue
     }
     const ms = sample.timeUs / 1000
-    const at = iso(Math.floor(ms))
+    // the instant in words only for a refusal's reason (most samples are taken)
+    const at = { toString: () => iso(Math.floor(ms)) }
     if (meter.fromMs !== null && ms < meter.fromMs) {
       refuse('before_install', `${at} is before meter ${meter.id} was installed (${iso(meter.fromMs)})`)
       continue

@@ -170,21 +170,21 @@ async function writeGroupColumns(
     [t],
   )
   const fresh = new Set(made.rows.map((r) => r.t))
-  const before = await client.query<Record<string, number | null> & { t: number }>(
-    `select ${epoch} as t, ${columns.join(', ')} from ${table}
-     where time_15m = any(select to_timestamp(t / 1000) from unnest($1::float8[]) as u(t)) order by time_15m for update`,
-    [t],
-  )
-  const old = new Map(before.rows.map((r) => [r.t, columns.map((c) => r[c] ?? null)]))
-  // each column set where its value is given, kept where it is undefined
+  // one statement: the rows locked in time order (the CTE), then written over; what they held is returned
   const set = columns.map((c, i) => `${c} = case when u.s${i} then u.c${i} else g.${c} end`)
   const flags = columns.map((_, i) => `$${columns.length + i + 2}::bool[]`).join(', ')
-  await client.query(
-    `update ${table} g set ${set.join(', ')}
-     from unnest($1::float8[], ${arrays}, ${flags}) as u(t, ${aliases.join(', ')}, ${columns.map((_, i) => `s${i}`).join(', ')})
-     where g.time_15m = to_timestamp(u.t / 1000)`,
+  const before = await client.query<Record<string, number | null> & { t: number }>(
+    `with o as materialized (
+       select time_15m, ${columns.join(', ')} from ${table}
+       where time_15m = any(select to_timestamp(t / 1000) from unnest($1::float8[]) as u(t)) order by time_15m for update
+     )
+     update ${table} g set ${set.join(', ')}
+     from o, unnest($1::float8[], ${arrays}, ${flags}) as u(t, ${aliases.join(', ')}, ${columns.map((_, i) => `s${i}`).join(', ')})
+     where g.time_15m = o.time_15m and o.time_15m = to_timestamp(u.t / 1000)
+     returning extract(epoch from o.time_15m)::float8 * 1000 as t, ${columns.map((c) => `o.${c}`).join(', ')}`,
     [t, ...values.map((v) => v.map((x) => x ?? null)), ...values.map((v) => v.map((x) => x !== undefined))],
   )
+  const old = new Map(before.rows.map((r) => [r.t, columns.map((c) => r[c] ?? null)]))
   return t.map((ms, i) => {
     const before = old.get(ms) ?? columns.map(() => null)
     return {

@@ -8,9 +8,16 @@ import type pg from 'pg'
  * (`prepareSamplePartitions`) and a write finds it made.
  */
 
-const monthOf = (us: number): string => {
+export const monthOf = (us: number): string => {
   const d = new Date(Math.floor(us / 1000))
   return `${d.getUTCFullYear()}-${String(d.getUTCMonth() + 1).padStart(2, '0')}-01T00:00:00Z`
+}
+
+/** The months of these instants (epoch microseconds), as `ensure_sample_partition` takes them. */
+export function monthsOf(instantsUs: Iterable<number>): string[] {
+  const months = new Set<string>()
+  for (const us of instantsUs) months.add(monthOf(us))
+  return [...months].sort()
 }
 
 /** The partitions of the months holding these instants (epoch microseconds), made where missing. */
@@ -18,9 +25,7 @@ export async function ensureSamplePartitions(
   client: pg.PoolClient | pg.Pool,
   instantsUs: Iterable<number>,
 ): Promise<void> {
-  const months = new Set<string>()
-  for (const us of instantsUs) months.add(monthOf(us))
-  await client.query('select ensure_sample_partition(m) from unnest($1::timestamptz[]) as m', [[...months].sort()])
+  await client.query('select ensure_sample_partition(m) from unnest($1::timestamptz[]) as m', [monthsOf(instantsUs)])
 }
 
 /** This month's and the next month's partitions, made ahead of the samples that will need them. */

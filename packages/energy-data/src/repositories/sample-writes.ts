@@ -27,7 +27,7 @@ import { QUARTER_MS } from '../domain/time.ts'
 import { quarantineRefusals } from './quarantine-writes.ts'
 import { finishQuarterWrites, quarterKey, readQuarters } from './quarter-writes.ts'
 import type { MeterChange } from './rollup-deltas.ts'
-import { ensureSamplePartitions } from './sample-partitions.ts'
+import { monthsOf } from './sample-partitions.ts'
 import { lockForWrite } from './write-locks.ts'
 
 /**
@@ -325,13 +325,10 @@ export async function takeMessages(
   let stored = new Set<string>()
   let quarters = 0
   if (taken.length > 0) {
-    await ensureSamplePartitions(
-      client,
-      taken.map((s) => s.timeUs),
-    )
     await lockForWrite(
       client,
       taken.map((s) => s.meterId),
+      monthsOf(taken.map((s) => s.timeUs)),
     )
     stored = await storeSamples(client, taken)
     const fresh = taken.filter((s) => stored.has(sampleKey(s.meterId, s.timeUs)))
