@@ -3,7 +3,7 @@
  * (docs/SCALING.md). Three RabbitMQ nodes in a cluster (the dataloggers publish MQTT 3.1.1 to any
  * of them; a quorum queue holds the packs), a PostgreSQL primary and a streaming standby made by
  * pg_basebackup, two ingest instances competing for the queue, two data API instances reading
- * from the standby, one OAuth server. Every process outlives this command; their PIDs, URLs, a
+ * from the standby, one OAuth server whose tokens they accept. Every process outlives this command; their PIDs, URLs, a
  * read key and the gateway's MQTT credential are written to `<DATA_DIR>/cluster.json`, and `down`
  * stops what that file names. State stays under `<DATA_DIR>/cluster/` (a second `up` reuses it).
  */
@@ -24,6 +24,7 @@ import {
   type ServiceDescriptor,
 } from '@campus/shared'
 import { alive, PostgresPair, RabbitCluster } from '@campus/shared/cluster'
+import { wireIdentity } from './identity.ts'
 
 const USAGE = `usage: pnpm cluster up | down [--purge]
 
@@ -45,7 +46,8 @@ export interface ClusterFile {
   ingest: Array<{ role: 'ingest'; url: string; pid: number }>
   energy: Array<{ role: 'energy'; url: string; pid: number }>
   oauth: { role: 'oauth'; url: string; pid: number }
-  keys: { read: string }
+  /** `read`: every endpoint of the data API; `gateway`: `POST /ingest/senml` of the ingest instances. */
+  keys: { read: string; gateway: string }
   gateway: { username: string; password: string }
   topicRoot: string
   queue: string
@@ -170,6 +172,7 @@ async function up(): Promise<void> {
   }
   const energy = createDatabase<EnergyDatabase>(energyUrl)
   let readKey: string
+  let gatewayKey: string
   try {
     const seeded = await energy.pool.query('select 1 from meters where id = 860')
     if (seeded.rowCount === 0) {
@@ -178,9 +181,19 @@ async function up(): Promise<void> {
       await seedEstate(energy.pool, { fromMs: from, toMs: from + 15 * 60_000, seed: 1 })
     }
     readKey = (await createApiKey(energy.db, { name: `cluster-read-${Date.now()}`, endpoints: ['*'] })).key
+    gatewayKey = (await createApiKey(energy.db, { name: `cluster-gateway-${Date.now()}`, endpoints: ['/ingest/*'] }))
+      .key
   } finally {
     await energy.close()
   }
+
+  // the data API instances accept the OAuth server's tokens (introspection) and sign people in there
+  const identity = await wireIdentity(
+    { HOST: '127.0.0.1', DATA_DIR: clusterDir, [oauthService.portEnv]: PORTS.oauth },
+    oauthUrl,
+    (line) => process.stderr.write(`${line}\n`),
+    [0, 1].map((i) => `http://127.0.0.1:${PORTS.energy(i)}`),
+  )
 
   const amqpUrls = (first: number) =>
     [0, 1, 2].map((k) => `amqp://ingest:${secret.ingest}@127.0.0.1:${rabbit.amqpPort((first + k) % 3)}`).join(',')
@@ -204,6 +217,7 @@ async function up(): Promise<void> {
       ENERGY_PORT: String(port),
       ENERGY_DATABASE_URL: energyUrl,
       ENERGY_READ_DATABASE_URL: energyReadUrl,
+      ...identity,
     })
     launched.push({ kind: 'energy', url: `http://127.0.0.1:${port}`, pid, name: `energy${i + 1}` })
   }
@@ -226,7 +240,7 @@ async function up(): Promise<void> {
     oauth: launched
       .filter((l) => l.kind === 'oauth')
       .map((l) => ({ role: 'oauth' as const, url: l.url, pid: l.pid }))[0] as ClusterFile['oauth'],
-    keys: { read: readKey },
+    keys: { read: readKey, gateway: gatewayKey },
     gateway: { username: 'gateway', password: secret.gateway },
     topicRoot,
     queue: QUEUE,
@@ -253,7 +267,9 @@ Try it (everything is in ${clusterFile}):
   curl -H 'x-api-key: ${file.keys.read}' '${file.energy[0]?.url}/data/meters?ids=910&start_datetime=${today}'
   data API (reads from the standby): ${file.energy.map((e) => e.url).join(' ')}
   ingest (competing for the queue):  ${file.ingest.map((e) => e.url).join(' ')}
-  OAuth server:                      ${file.oauth.url}
+  curl -H 'x-api-key: ${file.keys.gateway}' -H 'content-type: application/senml+json' \\
+    --data '${pack}' '${file.ingest[0]?.url}/ingest/senml'
+  OAuth server:                      ${file.oauth.url} (its read_energy tokens work on both data APIs)
   pnpm cluster down stops it all.
 `
 }

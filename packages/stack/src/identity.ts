@@ -42,9 +42,10 @@ export async function wireIdentity(
   config: StackConfig,
   oauthDatabaseUrl: string | undefined,
   onLine: (line: string, stream: 'stdout' | 'stderr') => void,
+  /** The data API instances people open (default: the one of `config`'s port). */
+  energyUrls: readonly string[] = [`http://${config.HOST}:${serviceEndpoints(energyService, config).port}`],
 ): Promise<Record<string, string>> {
   const { file, secret } = clientSecretFile(config)
-  const energyUrl = `http://${config.HOST}:${serviceEndpoints(energyService, config).port}`
   const register = async (args: string[]) => {
     const command = spawnService(oauthService, {
       entry: 'cli',
@@ -75,7 +76,7 @@ export async function wireIdentity(
     'Energy dashboard',
     '--scopes',
     'read_energy',
-    ...browserRedirectUris(energyUrl).flatMap((uri) => ['--redirect-uri', uri]),
+    ...energyUrls.flatMap(browserRedirectUris).flatMap((uri) => ['--redirect-uri', uri]),
     '--device-code',
   ])
   const issuer = process.env.OAUTH_ISSUER ?? `http://${config.HOST}:${serviceEndpoints(oauthService, config).port}`
