@@ -181,6 +181,11 @@ const EnergyConfigSchema = Type.Object({
       description: 'Key of the HMAC-SHA256 signature of webhook bodies (required with ALERT_WEBHOOK_URL)',
     }),
   ),
+  ALERT_HISTORY_RETENTION_DAYS: Type.Integer({
+    minimum: 1,
+    default: 90,
+    description: 'Days a resolved alert (and its webhook notifications) is kept in the history',
+  }),
   ALERT_EXTERNAL_URL: Type.String({
     default: 'http://127.0.0.1:8000',
     description: "This service's URL as the receivers of alerts should see it (their links back)",
@@ -282,6 +287,7 @@ function alertSettings(config: EnergyConfig): AlertSettings {
     resendMs: config.ALERTMANAGER_RESEND_SECONDS * 1000,
     webhook: url !== undefined && secret !== undefined ? { url, secret } : undefined,
     externalUrl: config.ALERT_EXTERNAL_URL.replace(/\/+$/, ''),
+    historyRetentionMs: config.ALERT_HISTORY_RETENTION_DAYS * 86_400_000,
   }
 }
 

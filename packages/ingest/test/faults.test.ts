@@ -204,7 +204,12 @@ describe.runIf(onBroker)('ingest faults', () => {
       } finally {
         await ingest.stop('SIGKILL')
         await proxy.close()
-        broker.kill('SIGTERM')
+        // mosquitto saves its sessions as it stops: the folder goes once it has exited
+        if (broker.exitCode === null && broker.signalCode === null) {
+          const exited = new Promise((r) => broker.once('exit', r))
+          broker.kill('SIGTERM')
+          await exited
+        }
         rmSync(dir, { recursive: true, force: true })
       }
     },

@@ -7,6 +7,7 @@
 import type pg from 'pg'
 import { type DeliveryLog, deliverToAlertmanager, deliverWebhooks, type WebhookTarget } from './delivery.ts'
 import { type AlertRow, evaluateRules } from './evaluate.ts'
+import { purgeAlertHistory } from './history.ts'
 
 export interface AlertSettings {
   /** How often the rules are evaluated without a change notice (ALERT_EVALUATION_SECONDS). */
@@ -19,7 +20,12 @@ export interface AlertSettings {
   webhook?: WebhookTarget | undefined
   /** The URL receivers are pointed back to (ALERT_EXTERNAL_URL). */
   externalUrl: string
+  /** How long a resolved alert stays in the history (ALERT_HISTORY_RETENTION_DAYS). */
+  historyRetentionMs: number
 }
+
+/** How often an instance purges the history past its retention (each instance; the delete is idempotent). */
+const PURGE_EVERY_MS = 3_600_000
 
 export type AlertListener = (alert: AlertRow) => void
 
@@ -58,6 +64,7 @@ export function createAlertEngine(options: {
   let open: AlertRow[] = []
   let ages: DataloggerAge[] = []
   let cursor = new Date(options.now())
+  let purgedAt = Number.NEGATIVE_INFINITY
   let running: Promise<void> | undefined
   let again = false
   let closed = false
@@ -82,6 +89,10 @@ export function createAlertEngine(options: {
       )
     }
     if (settings.webhook) await deliverWebhooks(pool, settings.webhook, log)
+    if (now - purgedAt >= PURGE_EVERY_MS) {
+      await purgeAlertHistory(pool, now - settings.historyRetentionMs)
+      purgedAt = now
+    }
     // what changed since this instance last looked, whoever evaluated it
     const { rows: changed } = await pool.query<AlertRow>(
       'select * from alerts where updated_at > $1 order by updated_at, id',

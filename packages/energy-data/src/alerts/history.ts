@@ -69,3 +69,11 @@ export async function listAlerts(db: Pick<pg.Pool, 'query'>, filter: AlertFilter
   )
   return rows.map(describeAlert)
 }
+
+/** Deletes the alerts resolved before `before` (their webhook notifications go with them); how many. */
+export async function purgeAlertHistory(db: Pick<pg.Pool, 'query'>, before: number): Promise<number> {
+  const { rowCount } = await db.query(`delete from alerts where state = 'resolved' and resolved_at < $1`, [
+    new Date(before),
+  ])
+  return rowCount ?? 0
+}

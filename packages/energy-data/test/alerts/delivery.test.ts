@@ -148,6 +148,7 @@ describe.runIf(ALERTMANAGER || process.env.CI)('alert delivery: Alertmanager and
     settings = {
       ...defaults,
       alerts: {
+        ...defaults.alerts,
         // only the ticks the test asks for
         evaluationMs: 3_600_000,
         alertmanagerUrl: alertmanager.url,

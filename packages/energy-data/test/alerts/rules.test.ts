@@ -252,4 +252,38 @@ describe('evaluation: pending, firing, resolved (Prometheus `for`)', () => {
     await tick()
     expect((await alertsOf('aulep_refused')).map((a) => a.state)).toEqual(['resolved'])
   })
+
+  it('a resolved alert leaves the history ALERT_HISTORY_RETENTION_DAYS (90) after it ended, its notifications with it', async () => {
+    const day = 86_400_000
+    const insert = async (name: string, state: string, resolvedAgoDays: number | null) => {
+      const { rows } = await h.database.pool.query<{ id: string }>(
+        `insert into alerts (rule_name, subject, labels, state, summary, active_at, fired_at, resolved_at, updated_at)
+         values ($1, 'DL-CF-01', '{}', $2, 'kept?', $3, $3, $4, $3) returning id`,
+        [
+          name,
+          state,
+          new Date(clock - 200 * day),
+          resolvedAgoDays === null ? null : new Date(clock - resolvedAgoDays * day),
+        ],
+      )
+      await h.database.pool.query(
+        `insert into alert_outbox (alert_id, idempotency_key, body, sent_at) values ($1, $2, '{}', $3)`,
+        [rows[0]?.id, `test-${name}`, new Date(clock - 100 * day)],
+      )
+    }
+    await insert('ended_long_ago', 'resolved', 91)
+    await insert('ended_lately', 'resolved', 89)
+    await insert('firing_for_long', 'firing', null)
+    // the purge runs at most hourly, at a tick
+    clock += 2 * 3_600_000
+    await tick()
+    const left = await h.database.pool.query<{ rule_name: string }>(
+      `select rule_name from alerts where rule_name in ('ended_long_ago', 'ended_lately', 'firing_for_long') order by rule_name`,
+    )
+    expect(left.rows.map((r) => r.rule_name)).toEqual(['ended_lately', 'firing_for_long'])
+    const outbox = await h.database.pool.query<{ key: string }>(
+      `select idempotency_key as key from alert_outbox where idempotency_key like 'test-%' order by 1`,
+    )
+    expect(outbox.rows.map((r) => r.key)).toEqual(['test-ended_lately', 'test-firing_for_long'])
+  })
 })
