@@ -4,6 +4,9 @@ export default defineConfig({
   test: {
     include: ['packages/*/test/**/*.test.ts'],
     pool: 'forks',
+    // a worker runs file after file (each still gets its own database): the modules, and the optimized
+    // code of PGlite's WebAssembly, are made once per worker instead of once per file
+    isolate: false,
     // drops the migrated templates the run made on a shared PostgreSQL server, once it ends
     globalSetup: ['packages/shared/src/testing/global-setup.ts'],
     // test users' passwords hashed at a low (still argon2id) cost

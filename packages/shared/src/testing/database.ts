@@ -11,8 +11,8 @@ import {
   writeFileSync,
 } from 'node:fs'
 import { join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
-import { setFlagsFromString } from 'node:v8'
 import pg from 'pg'
 import { createDatabase, type Database } from '../db/database.ts'
 import { startEmbeddedPostgres } from '../db/embedded-server.ts'
@@ -52,24 +52,83 @@ export async function dropTemplates(admin: pg.Client): Promise<void> {
 }
 
 /**
+ * A data set a test file starts from, made once per run (and kept between runs, see TEMPLATE_DIR)
+ * instead of once per file: `name` says what `fill` writes, which must depend on nothing else
+ * (no clock, no random seed of its own). A change to any package's source makes it again.
+ */
+export interface DataSet<DB> {
+  name: string
+  fill(database: TestDatabase<DB>): Promise<void>
+}
+
+const REPO = fileURLToPath(new URL('../../../../', import.meta.url))
+
+/** The packages' source, hashed once per process: a data set is made by that code. */
+let sources: string | undefined
+function sourceDigest(): string {
+  if (sources) return sources
+  const hash = createHash('sha256')
+  const walk = (dir: string): void => {
+    for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
+      const path = join(dir, entry.name)
+      if (entry.isDirectory()) walk(path)
+      else hash.update(path.slice(REPO.length)).update(readFileSync(path))
+    }
+  }
+  for (const pkg of readdirSync(join(REPO, 'packages')).sort()) {
+    const src = join(REPO, 'packages', pkg, 'src')
+    if (existsSync(src)) walk(src)
+  }
+  sources = hash.digest('hex')
+  return sources
+}
+
+/** Names a template: the migration set, and the data set over it (`extra`: the embedded engine's version). */
+function templateDigest(migrationsDir: string, data: string | undefined, extra: string[] = []): string {
+  const files = readMigrations(migrationsDir)
+  return createHash('sha256')
+    .update([...extra, ...files.map((f) => f.checksum), ...(data ? [data, sourceDigest()] : [])].join(','))
+    .digest('hex')
+    .slice(0, data ? 24 : 12)
+}
+
+/** A database of a shared server as a test database whose close leaves the database be (a template being made). */
+function kept<DB>(url: string): TestDatabase<DB> {
+  const database = createDatabase<DB>(url, { max: 4 })
+  return { ...database, kind: 'postgres', close: () => database.close() }
+}
+
+/**
  * A migrated template per migration set, made once under an advisory lock, then a copy per
  * test file: `CREATE DATABASE ... TEMPLATE` costs tens of milliseconds instead of a migration run.
+ * A data set gets a template of its own, copied from the migrated one and filled outside the lock.
  */
-async function fromServer<DB>(serverUrl: string, service: string, migrationsDir: string): Promise<TestDatabase<DB>> {
+async function fromServer<DB>(
+  serverUrl: string,
+  service: string,
+  migrationsDir: string,
+  data?: DataSet<DB>,
+): Promise<TestDatabase<DB>> {
   const files = readMigrations(migrationsDir)
-  const digest = createHash('sha256')
-    .update(files.map((f) => f.checksum).join(','))
-    .digest('hex')
-    .slice(0, 12)
+  const digest = templateDigest(migrationsDir, undefined)
   const template = `tpl_${service}_${digest}`
+  const filled = data && `tpl_${service}_${digest}_${templateDigest(migrationsDir, data.name).slice(0, 12)}`
   const name = `test_${service}_${randomBytes(6).toString('hex')}`
   const admin = new pg.Client({ connectionString: serverUrl })
   await admin.connect()
-  try {
+  const locked = async <T>(work: () => Promise<T>): Promise<T> => {
     await admin.query('select pg_advisory_lock($1)', [TEMPLATE_LOCK])
     try {
-      const exists = await admin.query('select 1 from pg_database where datname = $1', [template])
-      if (exists.rowCount === 0) {
+      return await work()
+    } finally {
+      await admin.query('select pg_advisory_unlock($1)', [TEMPLATE_LOCK])
+    }
+  }
+  const exists = async (db: string) =>
+    ((await admin.query('select 1 from pg_database where datname = $1', [db])).rowCount ?? 0) > 0
+  try {
+    const building = await locked(async () => {
+      if (!(await exists(template))) {
         const building = `${template}_build`
         await admin.query(`drop database if exists ${quote(building)} with (force)`)
         await admin.query(`create database ${quote(building)}`)
@@ -82,15 +141,34 @@ async function fromServer<DB>(serverUrl: string, service: string, migrationsDir:
         await admin.query(`alter database ${quote(building)} rename to ${quote(template)}`)
         // templates of older migration sets are of no further use
         const stale = await admin.query<{ datname: string }>(
-          'select datname from pg_database where datname like $1 and datname <> $2',
-          [`tpl\\_${service}\\_%`, template],
+          'select datname from pg_database where datname like $1 and datname not like $2',
+          [`tpl\\_${service}\\_%`, `${template}%`],
         )
         for (const row of stale.rows) await admin.query(`drop database if exists ${quote(row.datname)} with (force)`)
       }
-      await admin.query(`create database ${quote(name)} template ${quote(template)}`)
-    } finally {
-      await admin.query('select pg_advisory_unlock($1)', [TEMPLATE_LOCK])
+      if (!filled || (await exists(filled))) return undefined
+      const building = `${filled}_${randomBytes(3).toString('hex')}`
+      await admin.query(`create database ${quote(building)} template ${quote(template)}`)
+      return building
+    })
+    if (filled && building) {
+      const target = kept<DB>(withDatabase(serverUrl, building))
+      try {
+        await data.fill(target)
+      } finally {
+        await target.close()
+      }
+      await locked(async () => {
+        if (await exists(filled)) await admin.query(`drop database ${quote(building)} with (force)`)
+        else {
+          // a pool's connection may still be closing on the server's side: a template has no sessions
+          const sessions = 'select pg_terminate_backend(pid) from pg_stat_activity where datname = $1'
+          for (let i = 0; i < 50 && ((await admin.query(sessions, [building])).rowCount ?? 0) > 0; i++) await sleep(100)
+          await admin.query(`alter database ${quote(building)} rename to ${quote(filled)}`)
+        }
+      })
     }
+    await locked(() => admin.query(`create database ${quote(name)} template ${quote(filled ?? template)}`))
   } finally {
     await admin.end()
   }
@@ -177,11 +255,7 @@ const TEMPLATE_KEPT_MS = 7 * 86_400_000
  */
 async function pgliteTemplate(migrationsDir: string): Promise<Blob> {
   const files = readMigrations(migrationsDir)
-  const digest = createHash('sha256')
-    .update([pgliteVersion(), ...files.map((f) => f.checksum)].join(','))
-    .digest('hex')
-    .slice(0, 16)
-  const file = join(TEMPLATE_DIR, `${digest}.tar`)
+  const file = join(TEMPLATE_DIR, `${templateDigest(migrationsDir, undefined, [pgliteVersion()])}.tar`)
   if (existsSync(file)) {
     const now = new Date()
     utimesSync(file, now, now)
@@ -211,13 +285,13 @@ async function pgliteTemplate(migrationsDir: string): Promise<Blob> {
   }
 }
 
-async function fromPglite<DB>(migrationsDir: string): Promise<TestDatabase<DB>> {
-  // PGlite is a 9 MB WebAssembly module: a test process lives seconds, too short for V8's optimizing
-  // tier to pay for itself (it doubles the CPU time of a start); the baseline compiler alone is faster here
-  setFlagsFromString('--liftoff-only')
-  const server = await startEmbeddedPostgres({ loadDataDir: await pgliteTemplate(migrationsDir) })
+async function fromPglite<DB>(migrationsDir: string, data?: DataSet<DB>): Promise<TestDatabase<DB>> {
+  const file = data && join(TEMPLATE_DIR, `${templateDigest(migrationsDir, data.name, [pgliteVersion()])}.tar`)
+  const cached = file && existsSync(file) ? new Blob([readFileSync(file)]) : undefined
+  if (file && cached) utimesSync(file, new Date(), new Date())
+  const server = await startEmbeddedPostgres({ loadDataDir: cached ?? (await pgliteTemplate(migrationsDir)) })
   const database = createDatabase<DB>(server.url, { max: 4 })
-  return {
+  const test: TestDatabase<DB> = {
     ...database,
     kind: 'pglite',
     close: async () => {
@@ -225,22 +299,45 @@ async function fromPglite<DB>(migrationsDir: string): Promise<TestDatabase<DB>> 
       await server.close()
     },
   }
+  if (data && file && !cached) {
+    await filledOrClosed(test, data)
+    const written = `${file}.${process.pid}.tmp`
+    writeFileSync(written, Buffer.from(await (await server.pglite.dumpDataDir('none')).arrayBuffer()))
+    renameSync(written, file)
+  }
+  return test
 }
 
 /**
- * A fresh, migrated database for one test file: a new database on `TEST_DATABASE_URL` when
- * set; else a TimescaleDB container when a Docker engine answers; else in-memory PGlite.
- * Says in one line which it used.
+ * A fresh, migrated database for one test file, holding `data` when given: a new database on
+ * `TEST_DATABASE_URL` when set; else a TimescaleDB container when a Docker engine answers; else
+ * in-memory PGlite. Says in one line which it used.
  */
-export async function createTestDatabase<DB>(service: string, migrationsDir: string): Promise<TestDatabase<DB>> {
+export async function createTestDatabase<DB>(
+  service: string,
+  migrationsDir: string,
+  data?: DataSet<DB>,
+): Promise<TestDatabase<DB>> {
   const serverUrl = process.env.TEST_DATABASE_URL
-  const database = serverUrl
-    ? await fromServer<DB>(serverUrl, service, migrationsDir)
-    : ((await fromContainer<DB>(migrationsDir)) ?? (await fromPglite<DB>(migrationsDir)))
+  let database = serverUrl ? await fromServer<DB>(serverUrl, service, migrationsDir, data) : undefined
+  if (!database) {
+    database = await fromContainer<DB>(migrationsDir)
+    if (database && data) await filledOrClosed(database, data)
+  }
+  database ??= await fromPglite<DB>(migrationsDir, data)
   const where =
     database.kind === 'postgres'
       ? `PostgreSQL ${new URL(database.url).pathname.slice(1)}`
       : `${database.kind} (set TEST_DATABASE_URL to use a PostgreSQL server)`
-  process.stdout.write(`[test-db] ${service}: ${where}\n`)
+  process.stdout.write(`[test-db] ${service}: ${where}${data ? `, data set ${data.name}` : ''}\n`)
   return database
+}
+
+async function filledOrClosed<DB>(database: TestDatabase<DB>, data: DataSet<DB>): Promise<void> {
+  try {
+    await data.fill(database)
+  } catch (error) {
+    await database.close()
+    throw error
+  }
 }
