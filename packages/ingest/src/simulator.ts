@@ -40,7 +40,18 @@ export async function startSimulatedDataloggers(
   const clients: MqttClient[] = []
   for (const logger of loggers) {
     const login = options.login ? await options.login(logger.id) : {}
-    clients.push(await mqtt.connectAsync(url, { clientId: logger.id, ...login, reconnectPeriod: 1000 }))
+    const client = await mqtt.connectAsync(url, { clientId: logger.id, ...login, reconnectPeriod: 1000 })
+    // once per cause: a datalogger whose id another client took, or whose credential was issued anew, is refused
+    let said = ''
+    client.on('error', (error) => {
+      if (error.message !== said) options.log?.(`simulated ${logger.id}: ${error.message} (trying again every second)`)
+      said = error.message
+    })
+    client.on('connect', () => {
+      if (said) options.log?.(`simulated ${logger.id}: connected again`)
+      said = ''
+    })
+    clients.push(client)
   }
   const publish = () => {
     const now = Date.now()
@@ -78,7 +89,8 @@ export async function startSimulatedDataloggers(
   return {
     stop: async () => {
       clearInterval(timer)
-      await Promise.all(clients.map((c) => c.endAsync()))
+      // forced: a pack a refused datalogger still holds would be waited for forever; the next start publishes anew
+      await Promise.all(clients.map((c) => c.endAsync(true)))
     },
   }
 }

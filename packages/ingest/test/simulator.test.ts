@@ -53,4 +53,26 @@ describe('simulated dataloggers', () => {
       expect(pack.every((record) => typeof record.n === 'string')).toBe(true)
     }
   })
+
+  it('stop at once, and say why, when one of them is taken over with a renewed credential', async () => {
+    const lines: string[] = []
+    const simulated = await startSimulatedDataloggers(broker.url, {
+      topicRoot: 'site2',
+      intervalMs: 200,
+      login: (id) => login(id, 'datalogger'),
+      log: (line) => lines.push(line),
+    })
+    // as the README's example does: a new credential for a demo datalogger, a pack under its client id
+    const id = DATALOGGERS.find((d) => d.date_to === null && METERS.some((m) => m.datalogger === d.id))?.id as string
+    const taker = await mqtt.connectAsync(broker.url, { ...(await login(id, 'datalogger')), reconnectPeriod: 0 })
+    await taker.publishAsync(`site2/${id}/senml`, '[]', { qos: 1 })
+    await taker.endAsync()
+    await expect.poll(() => lines.find((line) => line.includes(id))).toMatch(/refused|not authorized|bad user/i)
+    // a hang guard: before, stop waited forever for the packs the broker would never acknowledge
+    const stopped = await Promise.race([
+      simulated.stop().then(() => 'stopped'),
+      new Promise((r) => setTimeout(() => r('still waiting after 10 s'), 10_000)),
+    ])
+    expect(stopped).toBe('stopped')
+  })
 })
