@@ -23,7 +23,7 @@ import { keyCreate, keyList, keyRevoke } from './commands/keys.ts'
 import { setLiveFrom } from './commands/live-from.ts'
 import { emissionsImport, ratesList, tariffsImport } from './commands/rates.ts'
 import { refreshRollups } from './commands/rollups.ts'
-import { DEMO_DAYS, demo, demoKey, seed } from './commands/seed.ts'
+import { demo, demoKey, seed } from './commands/seed.ts'
 import { virtualCreate, virtualDelete, virtualList } from './commands/virtual-meters.ts'
 import { loadEnergyConfig } from './config.ts'
 import type { EnergyDatabase } from './db/schema.ts'
@@ -31,7 +31,7 @@ import { TOPIC_ROOT } from './domain/broker-access.ts'
 import { importFiles } from './import/import-csv.ts'
 import { listQuarantine, quarantinedPayload, replayQuarantine } from './repositories/quarantine.ts'
 import { buildCalendar } from './repositories/rollups.ts'
-import { energyService, FIRST_PARTY_CLIENT_ID } from './service.ts'
+import { DEMO_DAYS, energyService, FIRST_PARTY_CLIENT_ID } from './service.ts'
 
 interface Context {
   db: Kysely<EnergyDatabase>
@@ -321,22 +321,28 @@ const commands: Record<string, Command<Context>> = {
     },
   },
   'demo:key': {
-    usage: 'demo:key',
+    usage: 'demo:key [--days N]',
     run({ db, pool, baseUrl }, args) {
-      parseFlags(args, {})
-      return demoKey(db, pool, { baseUrl })
+      const { values } = parseFlags(args, { days: { type: 'string' } })
+      return demoKey(db, pool, { baseUrl, days: demoDays(values.days) })
     },
   },
   demo: {
     usage: 'demo [--days N]',
     async run(context, args) {
       const { values } = parseFlags(args, { days: { type: 'string' } })
-      const days = values.days === undefined ? DEMO_DAYS : Number(values.days)
-      if (!Number.isInteger(days) || days < 1) throw usageError('--days must be a positive integer')
+      const days = demoDays(values.days)
       await calendar(context)
       return demo(context.db, context.pool, { days, baseUrl: context.baseUrl }, log)
     },
   },
+}
+
+/** --days of the demo commands: the days a fresh demo seeds up to now. */
+function demoDays(value: string | undefined): number {
+  const days = value === undefined ? DEMO_DAYS : Number(value)
+  if (!Number.isInteger(days) || days < 1) throw usageError('--days must be a positive integer')
+  return days
 }
 
 runCommandLine({

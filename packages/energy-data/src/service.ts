@@ -9,6 +9,9 @@ const path = (relative: string) => fileURLToPath(new URL(relative, import.meta.u
  */
 export const FIRST_PARTY_CLIENT_ID = 'energy-dashboard'
 
+/** The days of measurements a demo seeds, up to now (`npm start`'s DEMO_DAYS, `pnpm energy demo --days`). */
+export const DEMO_DAYS = 400
+
 /** What the stack, the tests and the benchmarks need to know to run this service. */
 export const energyService: ServiceDescriptor = {
   name: 'energy',

@@ -1,4 +1,4 @@
-import { energyService } from '@campus/energy-data/service'
+import { DEMO_DAYS, energyService } from '@campus/energy-data/service'
 import { ingestService, TopicRoot } from '@campus/ingest/service'
 import { oauthService } from '@campus/oauth-server/service'
 import { CommonConfig, DatabaseUrl, loadConfig, Port, type ServiceDescriptor } from '@campus/shared'
@@ -30,6 +30,11 @@ const StackConfigSchema = Type.Object({
     default: true,
     description: 'Simulated dataloggers publish live demo samples (false: only real ones)',
   }),
+  DEMO_DAYS: Type.Integer({
+    minimum: 1,
+    default: DEMO_DAYS,
+    description: 'Days of demo measurements up to now that the first start seeds',
+  }),
 })
 
 export type StackConfig = {
@@ -39,6 +44,7 @@ export type StackConfig = {
   MQTT_PORT?: number
   MQTT_TOPIC_ROOT?: string
   SIMULATE_DATALOGGERS?: boolean
+  DEMO_DAYS?: number
 } & Record<string, unknown>
 
 export const loadStackConfig = (): StackConfig => loadConfig(StackConfigSchema) as StackConfig

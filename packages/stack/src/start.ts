@@ -52,7 +52,8 @@ and stops everything on Ctrl-C. pnpm demo prints the demo details again.
   --help    this text
 
 Environment: HOST, OAUTH_PORT, ENERGY_PORT, INGEST_PORT, DATA_DIR, OAUTH_DATABASE_URL,
-ENERGY_DATABASE_URL, MQTT_URL, MQTT_PORT, MQTT_TOPIC_ROOT, SIMULATE_DATALOGGERS (README.md, "Configuration").
+ENERGY_DATABASE_URL, MQTT_URL, MQTT_PORT, MQTT_TOPIC_ROOT, SIMULATE_DATALOGGERS, DEMO_DAYS
+(README.md, "Configuration").
 `
 
 function options(): { watch: boolean } {
@@ -109,6 +110,9 @@ async function command(
 
 const tag = (name: string) => `[${name}]`.padEnd(9)
 
+/** The energy demo commands' --days: what a fresh database is seeded with (a seeded one keeps its own). */
+const demoDays = (config: StackConfig) => ['--days', String(config.DEMO_DAYS)]
+
 /**
  * The demo, recorded for `pnpm demo`: the user and application the OAuth server's `demo` makes on
  * an empty database (a database emptied since gets new ones), and a data API key, made again
@@ -132,7 +136,9 @@ async function prepareDemo(
   const works = async (key: string) =>
     (await fetch(`${serviceUrls(config).energy}/metadata/meters/`, { headers: { 'x-api-key': key } })).status === 200
   if (!details.energy?.gatewayKey || !(await works(details.energy.key))) {
-    const result = (await run('energy', ['demo:key'])) as { key?: string; gateway_key?: string } | undefined
+    const result = (await run('energy', ['demo:key', ...demoDays(config)])) as
+      | { key?: string; gateway_key?: string }
+      | undefined
     if (result?.key)
       details.energy = { key: result.key, ...(result.gateway_key ? { gatewayKey: result.gateway_key } : {}) }
     else delete details.energy
@@ -240,14 +246,20 @@ runMain(async () => {
    * has run a minute), with the reason in the log: the others go on meanwhile. Only its first
    * start failing stops the stack.
    */
-  const supervise = async (name: string, launch: () => Promise<ServiceProcess>): Promise<void> => {
+  const supervise = async (
+    name: string,
+    launch: (onSpawn: (service: ServiceProcess) => void) => Promise<ServiceProcess>,
+  ): Promise<void> => {
     let delayMs = 1000
+    // a service is stopped with the others from its spawn on: Ctrl-C while it starts (again) leaves no orphan
+    const track = (service: ServiceProcess) => {
+      children.add(service)
+      void service.exited.then(() => children.delete(service))
+    }
     const run = async (): Promise<void> => {
       const started = Date.now()
-      const service = await launch()
-      children.add(service)
+      const service = await launch(track)
       void service.exited.then(async (code) => {
-        children.delete(service)
         if (stopping) return
         if (Date.now() - started > 60_000) delayMs = 1000
         const why =
@@ -258,6 +270,7 @@ runMain(async () => {
           delayMs = Math.min(delayMs * 2, 30_000)
           if (stopping) return
           await run().catch((error: Error) => {
+            if (stopping) return
             process.stderr.write(`${tag(name)}could not start again: ${error.message}\n`)
             return again()
           })
@@ -269,8 +282,9 @@ runMain(async () => {
   }
   const launched = Promise.all(
     services.map((descriptor) =>
-      supervise(descriptor.name, () =>
+      supervise(descriptor.name, (onSpawn) =>
         launchService(descriptor, {
+          onSpawn,
           port: serviceEndpoints(descriptor, config).port,
           host: config.HOST,
           env: {
@@ -285,8 +299,9 @@ runMain(async () => {
       ),
     ),
   )
-  const ingest = supervise(ingestService.name, () =>
+  const ingest = supervise(ingestService.name, (onSpawn) =>
     launchService(ingestService, {
+      onSpawn,
       port: serviceEndpoints(ingestService, config).port,
       host: config.HOST,
       // the data API's resource-server client: tokens with write_energy may post measurements
@@ -300,7 +315,8 @@ runMain(async () => {
     await launched
     await ingest
   } catch (error) {
-    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`)
+    // a service stopped by Ctrl-C while it started says nothing more
+    if (!stopping) process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`)
     await stopAll(1)
   }
   if (stopping) return
@@ -327,7 +343,7 @@ runMain(async () => {
   process.stdout.write(`\n${tryItBlock(config, details, announced)}\nPress Ctrl-C to stop.\n\n`)
 
   const energy = byName('energy')
-  const seeded = await command(energy, ['demo'], cliEnv(energy), children)
+  const seeded = await command(energy, ['demo', ...demoDays(config)], cliEnv(energy), children)
   if (stopping) return
   if (!seeded) process.stderr.write(`${tag('energy')}demo data could not be prepared\n`)
   else if (seeded.demo === 'prepared') process.stdout.write(`${tag('energy')}demo data ready\n`)

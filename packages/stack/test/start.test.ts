@@ -36,11 +36,26 @@ beforeAll(async () => {
     MQTT_PORT: String(await freePort()),
     DATA_DIR: mkdtempSync(join(tmpdir(), 'stack-start-')),
     HOST: '127.0.0.1',
+    // a few days of demo data: the seed runs while the tests do, on this process's database
+    DEMO_DAYS: '3',
   }
 })
 afterAll(async () => {
+  // a test that failed before its Ctrl-C leaves the shared stack running
+  if (first) {
+    first.child.kill('SIGINT')
+    await first.exited
+  }
   for (const database of databases) await database.close()
 })
+
+/** The stack the tests below share, started by the first that needs it; stopped by Ctrl-C in its own test. */
+let first: ReturnType<typeof startStack> | undefined
+let block = ''
+const running = () => {
+  first ??= startStack()
+  return first
+}
 
 const TRY_IT = /\nTry it:\n(?: {2}.*\n)+Shown again by: .*\n/
 
@@ -88,78 +103,123 @@ describe('pnpm start', () => {
     expect(wrong.stderr).toContain("Unknown option '--wacth'")
   })
 
-  it('says what each database is doing, then prints one plain Try it block that works at once, and again on the next start', async () => {
-    const { child, output, exited } = startStack()
-    let block = ''
-    try {
-      block = await waitFor(child, output, TRY_IT)
-      expect(output()).toContain('[db]     oauth: connecting to its PostgreSQL server')
-      expect(output()).toContain('[db]     energy: connecting to its PostgreSQL server')
-      const lines = block.trim().split('\n')
-      // nothing to strip before copying: no [service] prefixes in the block
-      for (const line of lines) expect(line).not.toMatch(/^\[/)
-      const oauth = `http://127.0.0.1:${env.OAUTH_PORT}`
-      const energy = `http://127.0.0.1:${env.ENERGY_PORT}`
-      const password = /sign_in {3}as demo \/ (\S+)/.exec(block)?.[1]
-      expect(password).toBeTruthy()
-      for (const url of [`${oauth}/users/sign_in`, `${oauth}/profile/applications`, `${energy}/dashboard`]) {
-        expect(block).toContain(url)
-      }
-      expect(block).toContain(`${oauth}/docs`)
-      expect(block).toContain(`${energy}/docs`)
-      // live: the embedded broker and the ingest service, ready
-      const ingest = `http://127.0.0.1:${env.INGEST_PORT}`
-      expect(block).toContain(`mqtt://127.0.0.1:${env.MQTT_PORT} on campus/<datalogger>/senml`)
-      expect(block).toContain(`POST ${ingest}/ingest/senml`)
-      expect((await fetch(`${ingest}/health/ready`)).status).toBe(200)
-      const key = /API key +(edk_\S+)/.exec(block)?.[1]
-      expect(key).toBeTruthy()
-      // the Live line's POST takes the gateway key shown under it; the reading key may not write
-      const gatewayKey = /Gateway key +(edk_\S+)/.exec(block)?.[1]
-      expect(block).toContain(`POST ${ingest}/ingest/senml with the gateway key`)
-      const post = (apiKey: string) =>
-        fetch(`${ingest}/ingest/senml`, {
-          method: 'POST',
-          headers: { 'x-api-key': apiKey, 'content-type': 'application/senml+json' },
-          body: JSON.stringify([{ n: 'urn:campus:meter:900', u: 'kW', v: 41.7 }]),
-        })
-      const taken = await post(gatewayKey!)
-      expect(taken.status, await taken.clone().text()).toBe(200)
-      expect((await post(key!)).status).toBe(403)
-      // the key works while the demo data is still being seeded
-      const meters = await fetch(`${energy}/metadata/meters/`, { headers: { 'x-api-key': key! } })
-      expect(meters.status).toBe(200)
-      // the demo user, password and client work together
-      const clientId = /Demo client +(\S+)/.exec(block)?.[1]
-      const token = await fetch(`${oauth}/oauth/token`, {
-        method: 'POST',
-        body: new URLSearchParams({
-          grant_type: 'password',
-          username: 'demo',
-          password: password!,
-          client_id: clientId!,
-        }),
-      })
-      const { access_token } = (await token.json()) as { access_token: string }
-      const user = await fetch(`${oauth}/api/v4/user`, { headers: { authorization: `Bearer ${access_token}` } })
-      expect(((await user.json()) as { username: string }).username).toBe('demo')
-
-      // pnpm demo shows the same block again, from a file only its owner reads
-      const again = spawnSync(NODE[0]!, [...NODE.slice(1), src('demo.ts')], { env, encoding: 'utf8' })
-      expect(again.status).toBe(0)
-      expect(again.stdout.trim()).toBe(block.trim())
-      expect(statSync(join(env.DATA_DIR!, 'demo.json')).mode & 0o777).toBe(0o600)
-      // ...with the addresses the running stack announced, from a shell that does not know its ports
-      const { OAUTH_PORT: _o, ENERGY_PORT: _e, INGEST_PORT: _i, MQTT_PORT: _m, ...portless } = env
-      const elsewhere = spawnSync(NODE[0]!, [...NODE.slice(1), src('demo.ts')], { env: portless, encoding: 'utf8' })
-      expect(elsewhere.stdout.trim()).toBe(block.trim())
-    } finally {
-      child.kill('SIGINT')
+  it('says what each database is doing, then prints one plain Try it block that works at once', async () => {
+    const { child, output } = running()
+    block = await waitFor(child, output, TRY_IT)
+    expect(output()).toContain('[db]     oauth: connecting to its PostgreSQL server')
+    expect(output()).toContain('[db]     energy: connecting to its PostgreSQL server')
+    const lines = block.trim().split('\n')
+    // nothing to strip before copying: no [service] prefixes in the block
+    for (const line of lines) expect(line).not.toMatch(/^\[/)
+    const oauth = `http://127.0.0.1:${env.OAUTH_PORT}`
+    const energy = `http://127.0.0.1:${env.ENERGY_PORT}`
+    const password = /sign_in {3}as demo \/ (\S+)/.exec(block)?.[1]
+    expect(password).toBeTruthy()
+    for (const url of [`${oauth}/users/sign_in`, `${oauth}/profile/applications`, `${energy}/dashboard`]) {
+      expect(block).toContain(url)
     }
-    expect(await exited).toBe(0)
+    expect(block).toContain(`${oauth}/docs`)
+    expect(block).toContain(`${energy}/docs`)
+    // live: the embedded broker and the ingest service, ready
+    const ingest = `http://127.0.0.1:${env.INGEST_PORT}`
+    expect(block).toContain(`mqtt://127.0.0.1:${env.MQTT_PORT} on campus/<datalogger>/senml`)
+    expect(block).toContain(`POST ${ingest}/ingest/senml`)
+    expect((await fetch(`${ingest}/health/ready`)).status).toBe(200)
+    const key = /API key +(edk_\S+)/.exec(block)?.[1]
+    expect(key).toBeTruthy()
+    // the Live line's POST takes the gateway key shown under it; the reading key may not write
+    const gatewayKey = /Gateway key +(edk_\S+)/.exec(block)?.[1]
+    expect(block).toContain(`POST ${ingest}/ingest/senml with the gateway key`)
+    const post = (apiKey: string) =>
+      fetch(`${ingest}/ingest/senml`, {
+        method: 'POST',
+        headers: { 'x-api-key': apiKey, 'content-type': 'application/senml+json' },
+        body: JSON.stringify([{ n: 'urn:campus:meter:900', u: 'kW', v: 41.7 }]),
+      })
+    const taken = await post(gatewayKey!)
+    expect(taken.status, await taken.clone().text()).toBe(200)
+    expect((await post(key!)).status).toBe(403)
+    // the key works at once, whether or not the demo data is still being seeded
+    const meters = await fetch(`${energy}/metadata/meters/`, { headers: { 'x-api-key': key! } })
+    expect(meters.status).toBe(200)
+    // the demo user, password and client work together
+    const clientId = /Demo client +(\S+)/.exec(block)?.[1]
+    const token = await fetch(`${oauth}/oauth/token`, {
+      method: 'POST',
+      body: new URLSearchParams({
+        grant_type: 'password',
+        username: 'demo',
+        password: password!,
+        client_id: clientId!,
+      }),
+    })
+    const { access_token } = (await token.json()) as { access_token: string }
+    const user = await fetch(`${oauth}/api/v4/user`, { headers: { authorization: `Bearer ${access_token}` } })
+    expect(((await user.json()) as { username: string }).username).toBe('demo')
 
-    // The next start (pnpm dev this time) shows the same details. Its services and their
-    // watchers stop when the stack is gone, even killed outright.
+    // pnpm demo shows the same block again, from a file only its owner reads
+    const again = spawnSync(NODE[0]!, [...NODE.slice(1), src('demo.ts')], { env, encoding: 'utf8' })
+    expect(again.status).toBe(0)
+    expect(again.stdout.trim()).toBe(block.trim())
+    expect(statSync(join(env.DATA_DIR!, 'demo.json')).mode & 0o777).toBe(0o600)
+    // ...with the addresses the running stack announced, from a shell that does not know its ports
+    const { OAUTH_PORT: _o, ENERGY_PORT: _e, INGEST_PORT: _i, MQTT_PORT: _m, ...portless } = env
+    const elsewhere = spawnSync(NODE[0]!, [...NODE.slice(1), src('demo.ts')], { env: portless, encoding: 'utf8' })
+    expect(elsewhere.stdout.trim()).toBe(block.trim())
+  })
+
+  it('one service dying stops none of the others: it is started again, and the log says why', async () => {
+    const { child, output } = running()
+    await waitFor(child, output, TRY_IT)
+    const energyServer = energyServerOf(child.pid!)
+    expect(energyServer).toBeDefined()
+    process.kill(energyServer!, 'SIGKILL')
+    await waitFor(child, output, /\[energy\] +was killed \(SIGKILL\); starting it again in 1 s, the others go on/)
+    // the OAuth server and the ingest service never stopped
+    expect((await fetch(`http://127.0.0.1:${env.OAUTH_PORT}/health/live`)).status).toBe(200)
+    expect((await fetch(`http://127.0.0.1:${env.INGEST_PORT}/health/live`)).status).toBe(200)
+    let back = false
+    for (let i = 0; i < 600 && !back; i++) {
+      back = await fetch(`http://127.0.0.1:${env.ENERGY_PORT}/health/live`).then(
+        (r) => r.status === 200,
+        () => false,
+      )
+      if (!back) await new Promise((resolve) => setTimeout(resolve, 200))
+    }
+    expect(back).toBe(true)
+  })
+
+  it('seeds the demo days DEMO_DAYS asks for, up to now', async () => {
+    const { child, output } = running()
+    await waitFor(child, output, /\[energy\] +demo data ready/)
+    const { rows } = await databases[1]!.pool.query<{ first: Date; last: Date }>(
+      'select min(time_15m) as first, max(time_15m) as last from data_15m',
+    )
+    const days = (rows[0]!.last.getTime() - rows[0]!.first.getTime()) / 86_400_000
+    expect(days).toBeGreaterThan(2.9)
+    expect(days).toBeLessThan(3.1)
+  })
+
+  it('Ctrl-C stops everything, a service starting again included; the next start (pnpm dev) shows the same details, and its watchers stop with it, even killed outright', async () => {
+    const { child, output, exited } = running()
+    if (!block) block = await waitFor(child, output, TRY_IT)
+    // Ctrl-C while the data API starts again after a crash: it stops with the rest (a server left
+    // running would hold its port)
+    const crashed = energyServerOf(child.pid!)
+    expect(crashed).toBeDefined()
+    process.kill(crashed!, 'SIGKILL')
+    let restarting: number | undefined
+    while (!restarting) {
+      const pid = energyServerOf(child.pid!)
+      if (pid && pid !== crashed) restarting = pid
+      else await new Promise((resolve) => setTimeout(resolve, 20))
+    }
+    const stack = descendants(child.pid!)
+    child.kill('SIGINT')
+    expect(await exited).toBe(0)
+    first = undefined
+    expect(stack.filter(alive)).toEqual([])
+
     const again = startStack(['--watch'])
     expect(await waitFor(again.child, again.output, TRY_IT)).toBe(block)
     const family = descendants(again.child.pid!)
@@ -209,38 +269,6 @@ describe('pnpm start', () => {
     ])
   })
 
-  it('one service dying stops none of the others: it is started again, and the log says why', async () => {
-    const { child, output, exited } = startStack()
-    try {
-      await waitFor(child, output, TRY_IT)
-      const energyServer = descendants(child.pid!).find((pid) => {
-        try {
-          return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('energy-data/src/server.ts')
-        } catch {
-          return false
-        }
-      })
-      expect(energyServer).toBeDefined()
-      process.kill(energyServer!, 'SIGKILL')
-      await waitFor(child, output, /\[energy\] +was killed \(SIGKILL\); starting it again in 1 s, the others go on/)
-      // the OAuth server and the ingest service never stopped
-      expect((await fetch(`http://127.0.0.1:${env.OAUTH_PORT}/health/live`)).status).toBe(200)
-      expect((await fetch(`http://127.0.0.1:${env.INGEST_PORT}/health/live`)).status).toBe(200)
-      let back = false
-      for (let i = 0; i < 600 && !back; i++) {
-        back = await fetch(`http://127.0.0.1:${env.ENERGY_PORT}/health/live`).then(
-          (r) => r.status === 200,
-          () => false,
-        )
-        if (!back) await new Promise((resolve) => setTimeout(resolve, 200))
-      }
-      expect(back).toBe(true)
-    } finally {
-      child.kill('SIGINT')
-    }
-    expect(await exited).toBe(0)
-  })
-
   it('pnpm demo before any start says how to get the details', () => {
     const empty = { ...env, DATA_DIR: mkdtempSync(join(tmpdir(), 'stack-nodemo-')) }
     const result = spawnSync(NODE[0]!, [...NODE.slice(1), src('demo.ts')], { env: empty, encoding: 'utf8' })
@@ -248,6 +276,17 @@ describe('pnpm start', () => {
     expect(result.stderr).toContain('npm start (or pnpm start) prepares them on its first start')
   })
 })
+
+/** The data API's server below the stack `pid`, if one runs. */
+function energyServerOf(pid: number): number | undefined {
+  return descendants(pid).find((child) => {
+    try {
+      return readFileSync(`/proc/${child}/cmdline`, 'utf8').includes('energy-data/src/server.ts')
+    } catch {
+      return false
+    }
+  })
+}
 
 /** Every process below `pid`, from /proc (Linux). */
 function descendants(pid: number): number[] {

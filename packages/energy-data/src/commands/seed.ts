@@ -6,6 +6,7 @@ import type { EnergyDatabase } from '../db/schema.ts'
 import { DAY_MS, parseInstant } from '../domain/time.ts'
 import { createApiKey, revokeApiKeys } from '../repositories/api-keys.ts'
 import { registerDemoRun, seedEstate } from '../seed/seed.ts'
+import { DEMO_DAYS } from '../service.ts'
 
 function dateOption(name: string, value: string | undefined): number | undefined {
   if (value === undefined) return undefined
@@ -27,7 +28,7 @@ export async function seed(
   log: (line: string) => void = () => {},
 ) {
   const toMs = dateOption('to', input.to) ?? Date.now()
-  const fromMs = dateOption('from', input.from) ?? toMs - (input.days ?? 400) * DAY_MS
+  const fromMs = dateOption('from', input.from) ?? toMs - (input.days ?? DEMO_DAYS) * DAY_MS
   if (fromMs >= toMs) throw usageError('--from must be before --to')
   if (toMs - fromMs > 20 * 366 * DAY_MS) throw usageError('at most 20 years at a time')
   if (input.seed !== undefined && !/^\d+$/.test(input.seed)) throw usageError('--seed must be a non-negative integer')
@@ -69,9 +70,6 @@ const tryKey = (key: string, baseUrl: string) => [
   `curl -H 'x-api-key: ${key}' '${baseUrl}/data/pv?aggregation=1%20h'`,
   `curl -H 'x-api-key: ${key}' '${baseUrl}/metadata/meters/'`,
 ]
-
-/** The days of measurements a demo seeds, up to now. */
-export const DEMO_DAYS = 400
 
 /** The demo's keys: one that reads every endpoint (keys for reading never write), one a gateway posts measurements with. */
 const DEMO_KEYS = {

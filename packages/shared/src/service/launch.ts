@@ -112,6 +112,8 @@ export interface LaunchOptions extends Omit<SpawnOptions, 'entry' | 'args'> {
   /** What must answer 200 before the launch counts as done (default `/health/ready`). */
   readyPath?: string
   timeoutMs?: number
+  /** The process as soon as it is spawned, before it is ready: a supervisor stopping meanwhile stops it too. */
+  onSpawn?: (service: ServiceProcess) => void
 }
 
 /** A listening service process. */
@@ -135,6 +137,7 @@ export async function launchService(
     ...options,
     env: { HOST: host, ...options.env, [descriptor.portEnv]: String(port) },
   })
+  options.onSpawn?.(running)
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`
   let exited = false
   void running.exited.then(() => {
