@@ -8,7 +8,7 @@
  * live samples from an embedded MQTT broker (or MQTT_URL's), fed by simulated dataloggers.
  * A service whose *_DATABASE_URL is set uses that server instead.
  */
-import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import {
@@ -147,9 +147,32 @@ async function prepareDemo(
   return details
 }
 
+/** Another stack's process, alive, named by `pidFile` (a pid reused since by another program is none). */
+function otherStack(pidFile: string): number | undefined {
+  try {
+    const pid = Number(readFileSync(pidFile, 'utf8').trim())
+    if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid) return undefined
+    process.kill(pid, 0)
+    if (!existsSync('/proc/self')) return pid
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('start.ts') ? pid : undefined
+  } catch {
+    return undefined // no file, or its process is gone
+  }
+}
+
 runMain(async () => {
   const { watch } = options()
   const config = loadStackConfig()
+  // Scripts and supervisors find the stack here (stop it with SIGINT or SIGTERM to this pid or its group).
+  const pidFile = resolve(config.DATA_DIR, 'stack.pid')
+  // one stack per DATA_DIR: a second would take its embedded databases and its announcement
+  const running = otherStack(pidFile)
+  if (running) {
+    process.stderr.write(
+      `[start]  a stack already runs on DATA_DIR ${resolve(config.DATA_DIR)} (process ${running}): stop it first (Ctrl-C where it runs, or kill -INT ${running}), or set DATA_DIR to another folder\n`,
+    )
+    process.exit(1)
+  }
   const taken = await portProblems(config)
   if (taken.length) {
     for (const line of taken) process.stderr.write(`[start]  ${line}\n`)
@@ -171,8 +194,6 @@ runMain(async () => {
     for (const database of databases) await database.close()
     process.exit(code)
   }
-  // Scripts and supervisors find the stack here (stop it with SIGINT or SIGTERM to this pid or its group).
-  const pidFile = resolve(config.DATA_DIR, 'stack.pid')
   mkdirSync(dirname(pidFile), { recursive: true })
   writeFileSync(pidFile, String(process.pid))
   process.on('exit', () => rmSync(pidFile, { force: true }))

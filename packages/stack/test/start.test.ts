@@ -189,6 +189,27 @@ describe('pnpm start', () => {
     expect(back).toBe(true)
   })
 
+  it('a second start on the same DATA_DIR refuses at once, naming the running one, and leaves its files alone', async () => {
+    const { child, output } = running()
+    await waitFor(child, output, TRY_IT)
+    const announced = readFileSync(join(env.DATA_DIR!, 'stack.json'), 'utf8')
+    const ports = { OAUTH_PORT: '', ENERGY_PORT: '', INGEST_PORT: '', MQTT_PORT: '' }
+    for (const name of Object.keys(ports) as Array<keyof typeof ports>) ports[name] = String(await freePort())
+    const second = spawnSync(NODE[0]!, [...NODE.slice(1), src('start.ts')], {
+      env: { ...env, ...ports },
+      encoding: 'utf8',
+      // a hang guard: a second stack that does not refuse would run until stopped
+      timeout: 60_000,
+      killSignal: 'SIGINT',
+    })
+    expect(second.status).toBe(1)
+    expect(second.stderr).toBe(
+      `[start]  a stack already runs on DATA_DIR ${env.DATA_DIR} (process ${child.pid}): stop it first (Ctrl-C where it runs, or kill -INT ${child.pid}), or set DATA_DIR to another folder\n`,
+    )
+    expect(readFileSync(join(env.DATA_DIR!, 'stack.pid'), 'utf8')).toBe(String(child.pid))
+    expect(readFileSync(join(env.DATA_DIR!, 'stack.json'), 'utf8')).toBe(announced)
+  })
+
   it('seeds the demo days DEMO_DAYS asks for, up to now', async () => {
     const { child, output } = running()
     await waitFor(child, output, /\[energy\] +demo data ready/)
