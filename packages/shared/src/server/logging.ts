@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto'
 import type { IncomingMessage } from 'node:http'
+import { createRequire } from 'node:module'
 import type { Duplex } from 'node:stream'
-import { type FastifyReply, type FastifyServerOptions, LogController } from 'fastify'
+import type { FastifyReply, FastifyServerOptions, LogController } from 'fastify'
 import type { ErrorFormat } from '../errors.ts'
 
 /** Query parameters whose values are credentials and never reach a log line. */
@@ -145,7 +146,9 @@ export function serverOptions(
       return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID()
     },
     // one line per request, written by the platform's onResponse hook with method, URL and status
-    logController: new LogController({ disableRequestLogging: true }),
+    logController: new (createRequire(import.meta.url)('fastify').LogController as typeof LogController)({
+      disableRequestLogging: true,
+    }),
     bodyLimit: 1024 * 1024,
     connectionTimeout: 60_000,
     requestTimeout: 120_000,

@@ -1,8 +1,13 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
+import { createRequire } from 'node:module'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { Counter, collectDefaultMetrics, Gauge, type Metric, Registry } from 'prom-client'
+import type * as PromClient from 'prom-client'
+import type { Metric } from 'prom-client'
 import type { ErrorFormat } from '../errors.ts'
 import { type DurationSeries, RequestDurations } from './durations.ts'
+
+/** prom-client on first use: a command line, which serves no /metrics, loads neither it nor OpenTelemetry's API. */
+const prom = (): typeof PromClient => createRequire(import.meta.url)('prom-client')
 
 export interface MetricsAccess {
   /**
@@ -37,11 +42,11 @@ function sendsToken(request: FastifyRequest, token: string): boolean {
  * platform is given it (`PlatformOptions.metrics`).
  */
 export const serviceCounter = <Label extends string>(name: string, help: string, labelNames: readonly Label[]) =>
-  new Counter<Label>({ name, help, labelNames, registers: [] })
+  new (prom().Counter)<Label>({ name, help, labelNames, registers: [] })
 
 /** A level a service reports (a queue's length), read when /metrics is scraped. */
 export const serviceGauge = (name: string, help: string, collect: () => number) =>
-  new Gauge({
+  new (prom().Gauge)({
     name,
     help,
     registers: [],
@@ -57,7 +62,7 @@ export const serviceLabelledGauge = <Label extends string>(
   labelNames: readonly Label[],
   collect: () => ReadonlyArray<{ labels: Record<Label, string>; value: number }>,
 ) =>
-  new Gauge<Label>({
+  new (prom().Gauge)<Label>({
     name,
     help,
     labelNames,
@@ -79,6 +84,7 @@ export function registerMetrics(
   access: MetricsAccess,
   extra: readonly Metric[] = [],
 ): { recordUnmatched: (request: FastifyRequest, reply: FastifyReply) => void } {
+  const { Registry, collectDefaultMetrics } = prom()
   const registry = new Registry()
   registry.setDefaultLabels({ service })
   collectDefaultMetrics({ register: registry })
