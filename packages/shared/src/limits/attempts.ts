@@ -6,11 +6,7 @@
  * given back by its caller (`refund`). So only checked, failed attempts stay counted. In memory
  * by default; in Redis (INCR) when a URL is given, so every instance sees the same counts.
  */
-import { createRequire } from 'node:module'
-import type { Redis as RedisClient } from 'ioredis'
-
-/** ioredis on first use: only a service given a Redis URL loads it. */
-const Redis = (): typeof RedisClient => createRequire(import.meta.url)('ioredis').Redis
+import { connectRedis } from './redis.ts'
 
 /** A counter's key and its limit within the window. */
 export type Limited = readonly [key: string, limit: number]
@@ -84,9 +80,7 @@ const REFUND = `for _, key in ipairs(KEYS) do
 end`
 
 export function redisAttempts(url: string, windowSeconds: number, prefix: string): AttemptCounter {
-  const redis = new (Redis())(url, { lazyConnect: false, maxRetriesPerRequest: 2, enableOfflineQueue: true })
-  // errors surface on the command that failed; a connection error alone must not crash the process
-  redis.on('error', () => {})
+  const redis = connectRedis(url)
   const refund = async (keys: readonly string[]) => {
     if (keys.length) await redis.eval(REFUND, keys.length, ...keys.map((key) => prefix + key))
   }

@@ -4,11 +4,7 @@
  * Redis (`SET NX EX`) when a URL is given, so that a value used at one instance is refused at
  * every other.
  */
-import { createRequire } from 'node:module'
-import type { Redis as RedisClient } from 'ioredis'
-
-/** ioredis on first use: only a service given a Redis URL loads it. */
-const Redis = (): typeof RedisClient => createRequire(import.meta.url)('ioredis').Redis
+import { connectRedis } from './redis.ts'
 
 export interface OnceStore {
   /** True the first time `key` is seen within `ttlSeconds`, false for every later time. */
@@ -42,9 +38,7 @@ export function memoryOnce(): OnceStore {
 }
 
 export function redisOnce(url: string, prefix: string): OnceStore {
-  const redis = new (Redis())(url, { lazyConnect: false, maxRetriesPerRequest: 2, enableOfflineQueue: true })
-  // errors surface on the command that failed; a connection error alone must not crash the process
-  redis.on('error', () => {})
+  const redis = connectRedis(url)
   return {
     async first(key, ttlSeconds) {
       return (await redis.set(prefix + key, '1', 'EX', ttlSeconds, 'NX')) === 'OK'

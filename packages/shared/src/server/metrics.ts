@@ -2,7 +2,6 @@ import { createHash, timingSafeEqual } from 'node:crypto'
 import { createRequire } from 'node:module'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type * as PromClient from 'prom-client'
-import type { Metric } from 'prom-client'
 import type { ErrorFormat } from '../errors.ts'
 import { type DurationSeries, RequestDurations } from './durations.ts'
 
@@ -82,7 +81,7 @@ export function registerMetrics(
   app: FastifyInstance,
   service: string,
   access: MetricsAccess,
-  extra: readonly Metric[] = [],
+  extra: readonly PromClient.Metric[] = [],
 ): { recordUnmatched: (request: FastifyRequest, reply: FastifyReply) => void } {
   const { Registry, collectDefaultMetrics } = prom()
   const registry = new Registry()
