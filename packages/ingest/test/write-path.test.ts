@@ -320,4 +320,48 @@ describe('the write path against a recomputation', () => {
     expect(samples.rows[0].n).toBe(new Set(sent.map((s) => `${s.meter}@${s.t}`)).size)
     await expectRollups(database, 'hour', all, utcHour, meters)
   })
+
+  it('a batch of thousands of samples, some already stored, stores the others once and counts them right', async () => {
+    // twelve hours: a batch this large is first inserted without checking each row (sample-writes.ts)
+    const t0 = BASE + 12 * HOUR
+    const sent = Array.from({ length: 6 }, (_, j) => campusHours(t0 + j * 2 * HOUR)).flat()
+    const keys = new Set(sent.map((s) => `${s.meter}@${s.t}`))
+    expect(keys.size).toBeGreaterThan(3000)
+    // a third of it first, in small batches; then all of it in one transaction
+    const first = shuffle(sent, 5).slice(0, Math.floor(sent.length / 3))
+    await write(database, packs(first, 41), 1)
+    const whole = packs(shuffle(sent, 6), 51)
+    const result = await inTransaction(database.pool, (c) =>
+      takeMessages(
+        c,
+        whole.map((p) => ({ source: 'test', payload: Buffer.from(p), receivedMs: Date.now() })),
+      ),
+    )
+    const before = new Set(first.map((s) => `${s.meter}@${s.t}`)).size
+    expect(result.samples).toBe(keys.size - before)
+    expect(result.messages.reduce((a, m) => a + m.samples, 0)).toBe(keys.size - before)
+    expect(result.samples + result.duplicates).toBe(whole.reduce((a, p) => a + JSON.parse(p).length, 0))
+    const all = recompute([...campusHours(BASE + 4 * HOUR), ...campusHours(BASE + 8 * HOUR), ...sent])
+    const want = new Map([...all].filter(([key]) => Number(key.split('@')[1]) >= t0))
+    expectQuarters(await storedRows(database, meters, t0, t0 + 12 * HOUR), want)
+    await expectRollups(database, 'hour', all, utcHour, meters)
+    await expectRollups(database, 'day', all, localDay, meters)
+
+    // the next twelve hours in one batch, none stored before: every sample taken, each counted once
+    const t1 = t0 + 12 * HOUR
+    const next = Array.from({ length: 6 }, (_, j) => campusHours(t1 + j * 2 * HOUR)).flat()
+    const taken = await inTransaction(database.pool, (c) =>
+      takeMessages(
+        c,
+        packs(next, 61).map((p) => ({ source: 'test', payload: Buffer.from(p), receivedMs: Date.now() })),
+      ),
+    )
+    expect(taken.samples).toBe(new Set(next.map((s) => `${s.meter}@${s.t}`)).size)
+    const everything = recompute([...campusHours(BASE + 4 * HOUR), ...campusHours(BASE + 8 * HOUR), ...sent, ...next])
+    expectQuarters(
+      await storedRows(database, meters, t1, t1 + 12 * HOUR),
+      new Map([...everything].filter(([key]) => Number(key.split('@')[1]) >= t1)),
+    )
+    await expectRollups(database, 'day', everything, localDay, meters)
+  })
 })

@@ -16,7 +16,16 @@ export const monthOf = (us: number): string => {
 /** The months of these instants (epoch microseconds), as `ensure_sample_partition` takes them. */
 export function monthsOf(instantsUs: Iterable<number>): string[] {
   const months = new Set<string>()
-  for (const us of instantsUs) months.add(monthOf(us))
+  // the month of the last instant, and its bounds: a batch's instants mostly share a month
+  let from = Number.POSITIVE_INFINITY
+  let to = Number.NEGATIVE_INFINITY
+  for (const us of instantsUs) {
+    if (us >= from && us < to) continue
+    const d = new Date(Math.floor(us / 1000))
+    from = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1) * 1000
+    to = Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1) * 1000
+    months.add(monthOf(us))
+  }
   return [...months].sort()
 }
 

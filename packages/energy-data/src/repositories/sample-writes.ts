@@ -92,27 +92,68 @@ async function meterFacts(client: pg.PoolClient, ids: readonly number[]): Promis
   return facts
 }
 
+const plausibleOfMeter = (meterId: number) =>
+  KINDS[(METERS.find((m) => m.id === meterId) as (typeof METERS)[number]).kind].plausible
+
 const sampleKey = (meterId: number, us: number): string => `${meterId}@${us}`
 const quarterOf = (us: number): number => Math.floor(us / 1000 / QUARTER_MS) * QUARTER_MS
 
-/** Stores the samples not stored yet; the keys of those it stored. */
-async function storeSamples(client: pg.PoolClient, samples: readonly TakenSample[]): Promise<Set<string>> {
+/**
+ * An array parameter written out by hand (`{1,2,3}`): numbers and the two reading words need no
+ * quoting, and pg's own writer escapes element by element (a third of a large batch's time).
+ */
+const arrayText = (values: ReadonlyArray<number | string>): string => `{${values.join(',')}}`
+
+/**
+ * From this many samples a batch is first inserted without `on conflict` in a savepoint: a plain
+ * insert costs about 60 % of one that checks each row for a conflict (1.9 against 3.2 us a row
+ * here), worth the savepoint's two round trips only on a large batch. A duplicate (a message
+ * delivered again) rolls it back and the checking insert runs instead.
+ */
+const PLAIN_INSERT_FROM = 2000
+
+const UNIQUE_VIOLATION = '23505'
+
+/**
+ * Stores the samples not stored yet; the keys of those it stored, or `all` when it stored every one
+ * (the usual case: then no key comes back, one row instead of one per sample).
+ */
+async function storeSamples(client: pg.PoolClient, samples: readonly TakenSample[]): Promise<Set<string> | 'all'> {
   // in key order: two writers inserting the same samples wait for each other in one order
   const sorted = [...samples].sort((a, b) => a.meterId - b.meterId || a.timeUs - b.timeUs)
-  const { rows } = await client.query<{ meter_id: number; us: string }>(
-    `insert into meter_samples (meter_id, at, reading, value)
+  const params = [
+    arrayText(sorted.map((s) => s.meterId)),
+    arrayText(sorted.map((s) => s.timeUs)),
+    arrayText(sorted.map((s) => s.reading)),
+    arrayText(sorted.map((s) => s.value)),
+  ]
+  const insert = `insert into meter_samples (meter_id, at, reading, value)
      select meter_id, timestamptz 'epoch' + us * interval '1 microsecond', reading, value
-     from unnest($1::int[], $2::int8[], $3::text[], $4::float8[]) as s(meter_id, us, reading, value)
-     on conflict do nothing
-     returning meter_id, (extract(epoch from at) * 1000000)::int8::text as us`,
-    [
-      sorted.map((s) => s.meterId),
-      sorted.map((s) => s.timeUs),
-      sorted.map((s) => s.reading),
-      sorted.map((s) => s.value),
-    ],
+     from unnest($1::int[], $2::int8[], $3::text[], $4::float8[]) as s(meter_id, us, reading, value)`
+  if (sorted.length >= PLAIN_INSERT_FROM) {
+    await client.query('savepoint plain_samples')
+    try {
+      await client.query(insert, params)
+      await client.query('release savepoint plain_samples')
+      return 'all'
+    } catch (error) {
+      if ((error as { code?: string }).code !== UNIQUE_VIOLATION) throw error
+      await client.query('rollback to savepoint plain_samples')
+    }
+  }
+  const { rows } = await client.query<{ stored: number; meter_ids: number[] | null; us: string[] | null }>(
+    `with stored as (${insert} on conflict do nothing returning meter_id, at)
+     select count(*)::int as stored,
+       case when count(*) < $5 then array_agg(meter_id) end as meter_ids,
+       case when count(*) < $5 then array_agg((extract(epoch from at) * 1000000)::int8::text) end as us
+     from stored`,
+    [...params, sorted.length],
   )
-  return new Set(rows.map((r) => sampleKey(r.meter_id, Number(r.us))))
+  const row = rows[0] as { stored: number; meter_ids: number[] | null; us: string[] | null }
+  if (row.stored === sorted.length) return 'all'
+  const ids = row.meter_ids ?? []
+  const us = row.us ?? []
+  return new Set(ids.map((id, i) => sampleKey(id, Number(us[i]))))
 }
 
 /** Each meter's last register reading before this batch (meter_latest). */
@@ -244,8 +285,11 @@ async function quarterChanges(client: pg.PoolClient, stored: readonly TakenSampl
     const t = quarterOf(us)
     again.set(quarterKey(meterId, t), { meterId, t })
   }
-  const plausibleOf = (meterId: number) =>
-    KINDS[(METERS.find((m) => m.id === meterId) as (typeof METERS)[number]).kind].plausible
+  const plausible = new Map<number, ReturnType<typeof plausibleOfMeter>>()
+  const plausibleOf = (meterId: number) => {
+    if (!plausible.has(meterId)) plausible.set(meterId, plausibleOfMeter(meterId))
+    return plausible.get(meterId)
+  }
   const add = (meterId: number, us: number, value: number, restarted: boolean) => {
     const t = quarterOf(us)
     const key = quarterKey(meterId, t)
@@ -311,18 +355,20 @@ export async function takeMessages(
   const resolved = messages.map((m) => ('samples' in m ? m : resolveMessage(m, limits.maxBytes)))
   const facts = await meterFacts(client, namedMeters(resolved))
   const intakes = resolved.map((r) => judgeMessage(r, facts, limits))
-  // the first of a meter's instant in the batch is the one taken; the others are duplicates
-  const owner = new Map<string, number>()
-  const taken: Array<TakenSample & { receivedMs: number }> = []
+  // the first of a meter's instant in the batch is the one taken (owned by its message); the others are duplicates
+  const instants = new Map<number, Set<number>>()
+  const taken: Array<TakenSample & { receivedMs: number; owner: number }> = []
   intakes.forEach((intake, i) => {
+    const receivedMs = (resolved[i] as ResolvedMessage).message.receivedMs
     for (const s of intake.samples) {
-      const key = sampleKey(s.meterId, s.timeUs)
-      if (owner.has(key)) continue
-      owner.set(key, i)
-      taken.push({ ...s, receivedMs: (resolved[i] as ResolvedMessage).message.receivedMs })
+      const seen = instants.get(s.meterId) ?? new Set<number>()
+      instants.set(s.meterId, seen)
+      if (seen.has(s.timeUs)) continue
+      seen.add(s.timeUs)
+      taken.push({ ...s, receivedMs, owner: i })
     }
   })
-  let stored = new Set<string>()
+  let fresh: typeof taken = []
   let quarters = 0
   if (taken.length > 0) {
     await lockForWrite(
@@ -330,8 +376,8 @@ export async function takeMessages(
       taken.map((s) => s.meterId),
       monthsOf(taken.map((s) => s.timeUs)),
     )
-    stored = await storeSamples(client, taken)
-    const fresh = taken.filter((s) => stored.has(sampleKey(s.meterId, s.timeUs)))
+    const stored = await storeSamples(client, taken)
+    fresh = stored === 'all' ? taken : taken.filter((s) => stored.has(sampleKey(s.meterId, s.timeUs)))
     if (fresh.length > 0) {
       const changes = await quarterChanges(client, fresh)
       quarters = changes.length
@@ -344,21 +390,18 @@ export async function takeMessages(
     refused: intake.refused,
   }))
   await quarantineRefusals(client, refusals)
-  const perMessage = intakes.map((intake, i): MessageResult => {
-    let mine = 0
-    for (const s of intake.samples) {
-      const key = sampleKey(s.meterId, s.timeUs)
-      if (owner.get(key) === i && stored.has(key)) mine++
-    }
-    return {
-      samples: mine,
-      duplicates: intake.samples.length - mine,
+  const mine = intakes.map(() => 0)
+  for (const s of fresh) mine[s.owner] = (mine[s.owner] as number) + 1
+  const perMessage = intakes.map(
+    (intake, i): MessageResult => ({
+      samples: mine[i] as number,
+      duplicates: intake.samples.length - (mine[i] as number),
       refused: intake.refused.map((r: Refused) => ({ index: r.recordIndex, code: r.code, reason: r.reason })),
-    }
-  })
+    }),
+  )
   const refused = perMessage.flatMap((m) => m.refused)
   return {
-    samples: stored.size,
+    samples: fresh.length,
     duplicates: perMessage.reduce((a, m) => a + m.duplicates, 0),
     quarantined: refused.length,
     quarters,
