@@ -1,14 +1,15 @@
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createDatabase, type Database } from '../src/db/database.ts'
-import { type EmbeddedPostgres, startEmbeddedPostgres } from '../src/db/embedded-server.ts'
+import type { EmbeddedPostgres } from '../src/db/embedded-server.ts'
+import { startEmptyEmbeddedPostgres } from '../src/testing/database.ts'
 
 describe('embedded PGlite served over the wire protocol', () => {
   let server: EmbeddedPostgres
   let database: Database<{ counter: { id: number; n: number } }>
 
   beforeAll(async () => {
-    server = await startEmbeddedPostgres()
+    server = await startEmptyEmbeddedPostgres()
     database = createDatabase(server.url, { max: 6 })
     await sql`create table counter (id int primary key, n int not null)`.execute(database.db)
     await sql`insert into counter values (1, 0)`.execute(database.db)

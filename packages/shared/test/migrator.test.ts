@@ -4,9 +4,8 @@ import { join } from 'node:path'
 import { sql } from 'kysely'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createDatabase, type Database } from '../src/db/database.ts'
-import { startEmbeddedPostgres } from '../src/db/embedded-server.ts'
 import { MigrationError, migrate, pendingMigrations, readMigrations } from '../src/db/migrator.ts'
-import { createTestDatabase } from '../src/testing/database.ts'
+import { createTestDatabase, startEmptyEmbeddedPostgres } from '../src/testing/database.ts'
 
 function folder(files: Record<string, string>): string {
   const dir = mkdtempSync(join(tmpdir(), 'migrations-'))
@@ -28,7 +27,7 @@ const engines: Array<[string, () => Promise<{ database: Database<unknown>; close
   [
     'embedded PGlite',
     async () => {
-      const server = await startEmbeddedPostgres()
+      const server = await startEmptyEmbeddedPostgres()
       const database = createDatabase<unknown>(server.url, { max: 2 })
       return {
         database,

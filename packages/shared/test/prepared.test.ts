@@ -8,8 +8,7 @@ import { join } from 'node:path'
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createDatabase, type Database } from '../src/db/database.ts'
-import { startEmbeddedPostgres } from '../src/db/embedded-server.ts'
-import { createTestDatabase, type TestDatabase } from '../src/testing/database.ts'
+import { createTestDatabase, startEmptyEmbeddedPostgres, type TestDatabase } from '../src/testing/database.ts'
 import { needsService } from '../src/testing/requirements.ts'
 
 const server = await needsService('prepared statement tests', 'TEST_DATABASE_URL')
@@ -82,7 +81,7 @@ describe.runIf(server)('statements prepared on a PostgreSQL server', () => {
 
 describe('embedded PGlite, one session for every connection', () => {
   it('names nothing, so two connections can run the same statement', async () => {
-    const server = await startEmbeddedPostgres()
+    const server = await startEmptyEmbeddedPostgres()
     const database = createDatabase<unknown>(server.url, { max: 2 })
     try {
       const twice = () => sql<{ n: number }>`select ${1}::int + 1 as n`.execute(database.db)

@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto'
 import {
   existsSync,
   mkdirSync,
+  mkdtempSync,
   readdirSync,
   readFileSync,
   renameSync,
@@ -10,12 +11,13 @@ import {
   utimesSync,
   writeFileSync,
 } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
 import pg from 'pg'
 import { createDatabase, type Database } from '../db/database.ts'
-import { startEmbeddedPostgres } from '../db/embedded-server.ts'
+import { type EmbeddedPostgres, startEmbeddedPostgres } from '../db/embedded-server.ts'
 import { migrate, readMigrations } from '../db/migrator.ts'
 import { quoteIdentifier } from '../db/provision.ts'
 
@@ -282,6 +284,19 @@ async function pgliteTemplate(migrationsDir: string): Promise<Blob> {
     return dump
   } finally {
     await server.close()
+  }
+}
+
+/**
+ * An embedded PostgreSQL holding nothing, for tests of the embedded server itself: loaded from
+ * the dumped template of no migrations (kept as the others are), not made by initdb each time.
+ */
+export async function startEmptyEmbeddedPostgres(): Promise<EmbeddedPostgres> {
+  const none = mkdtempSync(join(tmpdir(), 'no-migrations-'))
+  try {
+    return await startEmbeddedPostgres({ loadDataDir: await pgliteTemplate(none) })
+  } finally {
+    rmSync(none, { recursive: true, force: true })
   }
 }
 

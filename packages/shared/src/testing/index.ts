@@ -1,6 +1,12 @@
 export { answersAt } from '../net.ts'
 export { browserAvailable, CHROMIUM, launchChromium, screenshot } from './browser.ts'
-export { createTestDatabase, type DataSet, type TestDatabase, type TestDatabaseKind } from './database.ts'
+export {
+  createTestDatabase,
+  type DataSet,
+  startEmptyEmbeddedPostgres,
+  type TestDatabase,
+  type TestDatabaseKind,
+} from './database.ts'
 export {
   type FuzzOptions,
   type FuzzPlan,
