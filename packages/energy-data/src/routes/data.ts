@@ -92,10 +92,24 @@ export const dataRoutes = routePlugin('energy-data-routes', (app) => {
           reply.raw.once('close', once)
           reply.raw.once('finish', once)
         },
-        // the socket's own idle timer: nothing sent or received for `ms` while the body waits on
-        // a client that does not read (once the answer ends, Node sets the keep-alive timeout)
+        // closed when its client reads nothing for `ms`: the answer waits on the client (its
+        // buffers full) and no byte leaves meanwhile; a slow database never counts against it
         closeWhenIdle: (ms) => {
-          reply.raw.setTimeout(ms, () => reply.raw.destroy())
+          const raw = reply.raw
+          let sent = -1
+          let since = Date.now()
+          const check = setInterval(
+            () => {
+              const now = raw.socket?.bytesWritten ?? 0
+              if (!raw.writableNeedDrain || now !== sent) {
+                sent = now
+                since = Date.now()
+              } else if (Date.now() - since >= ms) raw.destroy()
+            },
+            Math.max(20, Math.floor(ms / 5)),
+          )
+          check.unref()
+          raw.once('close', () => clearInterval(check))
         },
       },
     )

@@ -1,4 +1,5 @@
-import type { TestDatabase } from '@campus/shared/testing'
+import { createDatabase } from '@campus/shared'
+import { startTcpProxy, type TestDatabase } from '@campus/shared/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { EnergyDatabase } from '../../src/db/schema.ts'
 import { manySlicesTarget, month } from '../fixtures/month.ts'
@@ -324,5 +325,37 @@ describe('export places per credential, and clients that stop reading', () => {
     for (const response of stalled) response.resume()
     const cut = await Promise.all(held)
     expect(cut.filter((answer) => !answer.complete).length).toBeGreaterThanOrEqual(1)
+  })
+})
+
+describe('a slow database, and a client that reads', () => {
+  it('keeps streaming while the database takes longer than the idle limit to answer', async () => {
+    const proxies: Array<Awaited<ReturnType<typeof startTcpProxy>>> = []
+    const h = await startHarness({
+      data: month,
+      settings: { streamIdleSeconds: 1 },
+      listen: true,
+      // the app reads through a proxy that holds each of the database's answers 1.2 s
+      connect: async (database) => {
+        const target = new URL(database.url)
+        const proxy = await startTcpProxy(target.hostname, Number(target.port || 5432))
+        proxies.push(proxy)
+        // a connection opened meanwhile waits on several held answers: more than the default 5 s
+        return createDatabase<EnergyDatabase>(proxy.rewrite(database.url), { max: 4, connectionTimeoutMillis: 60_000 })
+      },
+    })
+    try {
+      const target = await manySlicesTarget(h.db, 'csv', 1)
+      for (const proxy of proxies) proxy.slow(1200)
+      const started = Date.now()
+      const answer = await download(h.base, target, { 'x-api-key': await h.key(['*']) })
+      expect([answer.status, answer.complete, answer.error]).toEqual([200, true, undefined])
+      expect(answer.body.toString('utf8').trim().split('\n').length).toBeGreaterThan(1000)
+      // the answer waited on the database longer than the idle limit, more than once
+      expect(Date.now() - started).toBeGreaterThan(2400)
+    } finally {
+      await h.close()
+      for (const proxy of proxies) await proxy.close()
+    }
   })
 })

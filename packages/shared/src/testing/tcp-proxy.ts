@@ -2,7 +2,8 @@ import { connect, createServer, type Server, type Socket } from 'node:net'
 
 /**
  * A loopback TCP proxy a test controls: `cut()` drops every connection and refuses new ones
- * (the database "goes away"), `restore()` lets traffic through again.
+ * (the database "goes away"), `restore()` lets traffic through again; `slow(ms)` holds each
+ * answer of the target that long before passing it on (a database under load).
  */
 export interface TcpProxy {
   readonly port: number
@@ -10,11 +11,13 @@ export interface TcpProxy {
   rewrite(url: string): string
   cut(): void
   restore(): void
+  slow(ms: number): void
   close(): Promise<void>
 }
 
 export async function startTcpProxy(targetHost: string, targetPort: number): Promise<TcpProxy> {
   let open = true
+  let delayMs = 0
   const pairs = new Set<[Socket, Socket]>()
   const server: Server = createServer((client) => {
     if (!open) {
@@ -32,7 +35,13 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
     client.on('error', drop).on('close', drop)
     upstream.on('error', drop).on('close', drop)
     client.pipe(upstream)
-    upstream.pipe(client)
+    // answers in the order they came, each held `delayMs` (and never before the one ahead of it)
+    let due = 0
+    upstream.on('data', (chunk: Buffer) => {
+      due = Math.max(due, Date.now() + delayMs)
+      if (due <= Date.now()) client.write(chunk)
+      else setTimeout(() => client.destroyed || client.write(chunk), due - Date.now())
+    })
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()))
   const address = server.address()
@@ -55,6 +64,9 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
     },
     restore() {
       open = true
+    },
+    slow(ms: number) {
+      delayMs = ms
     },
     close() {
       proxy.cut()
