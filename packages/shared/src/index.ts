@@ -78,4 +78,11 @@ export {
   type SpawnOptions,
   spawnService,
 } from './service/launch.ts'
-export { announceStack, runningStack, type StackAnnouncement, serviceUrl, stackFile } from './service/running-stack.ts'
+export {
+  announceStack,
+  liveProcess,
+  runningStack,
+  type StackAnnouncement,
+  serviceUrl,
+  stackFile,
+} from './service/running-stack.ts'

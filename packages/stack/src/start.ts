@@ -25,6 +25,7 @@ import { oauthService } from '@campus/oauth-server/service'
 import {
   announceStack,
   launchService,
+  liveProcess,
   runMain,
   type ServiceDatabase,
   type ServiceDescriptor,
@@ -149,15 +150,13 @@ async function prepareDemo(
 
 /** Another stack's process, alive, named by `pidFile` (a pid reused since by another program is none). */
 function otherStack(pidFile: string): number | undefined {
+  let pid: number
   try {
-    const pid = Number(readFileSync(pidFile, 'utf8').trim())
-    if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid) return undefined
-    process.kill(pid, 0)
-    if (!existsSync('/proc/self')) return pid
-    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('start.ts') ? pid : undefined
+    pid = Number(readFileSync(pidFile, 'utf8').trim())
   } catch {
-    return undefined // no file, or its process is gone
+    return undefined // no file
   }
+  return pid !== process.pid && liveProcess(pid, 'start.ts') ? pid : undefined
 }
 
 runMain(async () => {

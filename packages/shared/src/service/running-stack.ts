@@ -4,7 +4,7 @@
  * running services (`pnpm energy login`, `export`, `pnpm demo`) read it, so they follow the
  * ports the stack was started with, whatever the shell they run in.
  */
-import { readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { DEFAULT_DATA_DIR, DEFAULT_HOST } from '../config.ts'
 
@@ -26,16 +26,31 @@ export function announceStack(dataDir: string, urls: Record<string, string>): vo
   process.on('exit', () => rmSync(file, { force: true }))
 }
 
+/**
+ * Whether process `pid` is alive and, when `command` is given, runs it (on Linux, read in /proc:
+ * a pid reused since by another program is not the one meant).
+ */
+export function liveProcess(pid: number, command?: string): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false
+  try {
+    process.kill(pid, 0)
+    if (command === undefined || !existsSync('/proc/self')) return true
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(command)
+  } catch {
+    return false // gone, or gone between the two looks
+  }
+}
+
 /** The announcement of a stack whose process is alive, or undefined. */
 export function runningStack(env: NodeJS.ProcessEnv = process.env): StackAnnouncement | undefined {
   let announced: StackAnnouncement
   try {
     announced = JSON.parse(readFileSync(stackFile(dataDirOf(env)), 'utf8')) as StackAnnouncement
-    process.kill(announced.pid, 0)
   } catch {
-    return undefined // no file, a torn one, or a stack that died without removing it
+    return undefined // no file, or a torn one
   }
-  return announced
+  // a stack that died without removing it is none
+  return liveProcess(announced.pid) ? announced : undefined
 }
 
 /**
