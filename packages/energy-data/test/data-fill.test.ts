@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { GROUP_COLUMNS, GROUP_NAMES } from '../src/catalogue/groups.ts'
 import { dstDays, FIXTURE_TIMES, GAP, meterRows, pvValue } from './fixtures/dst-days.ts'
 import { type Harness, startHarness } from './harness.ts'
-import { local, QUARTER, ROME } from './support.ts'
+import { local, QUARTER, ROME, served } from './support.ts'
 
 let h: Harness
 let key: string
@@ -97,19 +97,19 @@ describe('fill=null and coverage=true with day buckets', () => {
         // before the data, the first day from 01:00, the gap, the spring change, a whole day, the last hours, after
         expect(coverage).toEqual({
           '2025-03-27': 0,
-          '2025-03-28': 92 / 96,
-          '2025-03-29': 88 / 96,
+          '2025-03-28': served(92 / 96),
+          '2025-03-29': served(88 / 96),
           '2025-03-30': 1,
           '2025-03-31': 1,
-          '2025-04-01': 8 / 96,
+          '2025-04-01': served(8 / 96),
           '2025-04-02': 0,
         })
         expect(days.get('2025-03-30')).toHaveLength(92)
       } else {
-        expect(coverage['2025-10-24']).toBe(88 / 96)
+        expect(coverage['2025-10-24']).toBe(served(88 / 96))
         expect(coverage['2025-10-26']).toBe(1)
         expect(days.get('2025-10-26')).toHaveLength(100)
-        expect(coverage['2025-10-28']).toBe(4 / 96)
+        expect(coverage['2025-10-28']).toBe(served(4 / 96))
         expect(coverage['2025-10-23']).toBe(0)
       }
     }
@@ -129,7 +129,7 @@ describe('fill=null and coverage=true with day buckets', () => {
     const covered = await threeWays(`${url}&coverage=true`)
     expect(covered.map((r) => r.time_15m)).toEqual(plain.map((r) => r.time_15m))
     expect(Object.keys(covered[0] as Row)).toEqual(['time_15m', ...GROUP_COLUMNS.pv, 'coverage'])
-    expect(covered.map((r) => r.coverage)).toEqual([92 / 96, 88 / 96, 1, 1, 8 / 96])
+    expect(covered.map((r) => r.coverage)).toEqual([92 / 96, 88 / 96, 1, 1, 8 / 96].map(served))
   })
 })
 
@@ -158,7 +158,7 @@ describe('fill=null and coverage=true below a day', () => {
     for (const row of rows) {
       const start = Date.parse(row.time_15m as string)
       const inHour = [0, 1, 2, 3].map((k) => start + k * QUARTER).filter((t) => isStored.has(t))
-      expect(row.coverage).toBe(inHour.length / 4)
+      expect(row.coverage).toBe(served(inHour.length / 4))
     }
   })
 
@@ -186,7 +186,7 @@ describe('fill and coverage per meter', () => {
     for (const row of rows) {
       const day = (row.time_15m as string).slice(0, 10)
       const own = source.filter((r) => r.meter === row.meter_id && local(r.time, ROME).date === day)
-      expect(row.coverage, `${day} ${row.meter_id}`).toBe(own.length / (days.get(day) as number[]).length)
+      expect(row.coverage, `${day} ${row.meter_id}`).toBe(served(own.length / (days.get(day) as number[]).length))
       expect(row.count_value).toBe(own.reduce((a, r) => a + (r.count ?? 0), 0))
       if (own.length === 0) {
         expect(row).toMatchObject({ avg_value: null, min_value: null, sum_value: null, count_value: 0, tag: null })

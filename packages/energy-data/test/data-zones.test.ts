@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { GROUP_COLUMNS } from '../src/catalogue/groups.ts'
 import { type DataSet, type Harness, insertMeterReadings, insertRows, startHarness } from './harness.ts'
-import { local, QUARTER, quarters } from './support.ts'
+import { local, QUARTER, quarters, served } from './support.ts'
 
 const DATA_FROM = '2025-02-20T00:00:00Z'
 const DATA_TO = '2025-11-12T00:00:00Z'
@@ -120,7 +120,7 @@ async function checkWindow(zone: string, unit: Unit, start: string, end: string)
   pv.forEach((row, i) => {
     const bucket = buckets[i] as Bucket
     const measured = bucket.quarters.filter((t) => isStored.has(t))
-    expect(row.coverage, `${label} ${bucket.key}`).toBe(measured.length / bucket.quarters.length)
+    expect(row.coverage, `${label} ${bucket.key}`).toBe(served(measured.length / bucket.quarters.length))
     GROUP_COLUMNS.pv.forEach((c, k) => {
       const expected = mean(measured.map((t) => pvValue(t, k)))
       if (expected === null) expect(row[c], `${label} ${bucket.key} ${c}`).toBeNull()
@@ -198,7 +198,7 @@ describe('the days of the report that found them', () => {
     )
     expect(rows.map((r) => r.time_15m)).toEqual(['2025-04-25T01:00:00+03:00'])
     const quartersOfDay = quarters('2025-04-24T22:00:00Z', '2025-04-25T21:00:00Z')
-    expect(rows[0]?.coverage).toBe(quartersOfDay.filter((t) => isStored.has(t)).length / 92)
+    expect(rows[0]?.coverage).toBe(served(quartersOfDay.filter((t) => isStored.has(t)).length / 92))
   })
 
   it('America/Havana 2025-11-02 is one 25-hour day labelled with the offset of its first midnight', async () => {

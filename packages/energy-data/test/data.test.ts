@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { GROUP_COLUMNS, GROUP_NAMES } from '../src/catalogue/groups.ts'
 import { dstDays, FIXTURE_TIMES, GAP, meterRows, pvValue } from './fixtures/dst-days.ts'
 import { type Harness, startHarness } from './harness.ts'
-import { local, QUARTER, ROME } from './support.ts'
+import { local, QUARTER, ROME, served } from './support.ts'
 
 let h: Harness
 let key: string
@@ -309,6 +309,26 @@ describe('/data/meters', () => {
       )
     })
     expect(parsed).toEqual(json)
+  })
+
+  it('serves numbers to 15 significant digits: the binary noise of sums and means is not written', async () => {
+    const q =
+      'ids=1&ids=2&aggregation=1%20d&start_datetime=2025-03-28&end_datetime=2025-03-31&totals=true&coverage=true'
+    const significant = (text: string) => text.replace(/^-?0*\.?0*/, '').replace(/[.]|e.*$/gi, '').length
+    for (const format of ['raw', 'csv', 'txt']) {
+      const body = (await get(`/data/meters?${q}&data_format=${format}`)).body
+      const numbers = body.replace(/\d{4}-\d\d-\d\dT[\d:]+[+-]\d\d:\d\d/g, '').match(/-?\d+(?:\.\d+)?(?:e[+-]?\d+)?/gi)
+      expect(numbers?.length, format).toBeGreaterThan(20)
+      expect(
+        numbers?.filter((n) => significant(n) > 15),
+        format,
+      ).toEqual([])
+    }
+    // and each is the recomputation to those digits: a day's share of measured quarter hours (tag ok)
+    const days = (await get(`/data/meters?${q}`)).json() as Row[]
+    const covered = days.find((r) => r.meter_id === 1 && (r.time_15m as string).startsWith('2025-03-28'))
+    const own = rows.filter((r) => r.meter === 1 && r.tag === 'ok' && local(r.time, ROME).date === '2025-03-28')
+    expect(covered?.coverage).toBe(served(own.length / 96))
   })
 })
 

@@ -96,6 +96,9 @@ export function lastCompleteDay(latest: number): string {
 export const daysEndingWith = (last: string, count: number): string[] =>
   Array.from({ length: count }, (_, k) => addDays(last, k - count + 1))
 
+/** A double as the data API serves it: 15 significant digits (export/encoders.ts). */
+export const served = (x: number): number => Number(x.toPrecision(15))
+
 export const sum = (values: readonly number[]): number => values.reduce((a, b) => a + b, 0)
 
 /** The first instant holding the largest (or smallest) value. */

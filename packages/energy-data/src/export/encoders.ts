@@ -4,9 +4,8 @@
  * media type, its header and brackets, how a missing value, a number and a string are written.
  *
  * The per-value work is done by the database, through `rowSql`: an encoding hands the repository
- * an SQL expression that writes the fields of a row as text ready for the format (PostgreSQL
- * prints doubles in their shortest exact form, as JavaScript does), and the service only adds the
- * timestamp and joins rows. Measured on a year of ten meters as JSON (350,000 rows), writing the
+ * an SQL expression that writes the fields of a row as text ready for the format, and the service
+ * only adds the timestamp and joins rows. Measured on a year of ten meters as JSON (350,000 rows), writing the
  * values in JavaScript instead doubled the service's CPU time (about 350 -> 750 ms) and slowed
  * the export by 10-30 %; the repository still knows no format, only the expression it is given.
  */
@@ -48,7 +47,8 @@ export function attachment(
 export const DATA_FORMAT_DESCRIPTION =
   '`raw`: a JSON array of objects (application/json). `csv`: RFC 4180 comma-separated values with a ' +
   'header line (text/csv). `txt`: tab-separated values with a header line (text/plain). Timestamps are ' +
-  'ISO 8601 with the offset of `timezone`; a missing value is JSON null, an empty CSV/TXT field. ' +
+  'ISO 8601 with the offset of `timezone`; a missing value is JSON null, an empty CSV/TXT field; numbers ' +
+  'carry 15 significant digits (the digits of a double past them are noise of binary arithmetic). ' +
   'Without `data_format`, `Accept: text/csv` or `text/plain` chooses CSV or TXT. CSV and TXT come as ' +
   'attachments named after the series, the first and last local day and the bucket ' +
   '(`Content-Disposition: attachment; filename="pv_2025-06-01_2025-06-07_15min.csv"`).'
@@ -88,8 +88,12 @@ function rowSql(format: DataFormat): RowSql {
       .map((f) => {
         let value: string
         if (f.kind === 'number') {
-          // NaN and infinities are not JSON numbers: written as missing values everywhere
-          value = `case when ${f.sql} > '-Infinity'::float8 and ${f.sql} < 'Infinity'::float8 then (${f.sql})::text else ${missing} end`
+          // NaN and infinities are not JSON numbers: written as missing values everywhere.
+          // Through numeric, a double keeps 15 significant digits (DBL_DIG, the most that survive a
+          // decimal round trip): sums end in binary noise past them (105.82650000000001 for
+          // 105.8265), values stored with 15 digits or fewer come out as they went in. About
+          // 0.3 us a value in the database.
+          value = `case when ${f.sql} > '-Infinity'::float8 and ${f.sql} < 'Infinity'::float8 then (${f.sql})::numeric::text else ${missing} end`
         } else if (f.kind === 'integer') {
           value = `coalesce((${f.sql})::text, ${missing})`
         } else if (format === 'raw') {
