@@ -161,8 +161,26 @@ export function presentedToken(request: FastifyRequest): Presented | undefined {
   return personal ? { token: personal, personal: true, dpop: false } : undefined
 }
 
+/** Principals found before the body was read (`authenticatedFirst`). */
+const early = new WeakMap<FastifyRequest, Principal>()
+
+/**
+ * Route options of a route that takes a body or parameters: the caller is known before they are
+ * read, so a signed-out request is 401 whatever it carries (GitLab's Grape runs `authenticate!`
+ * in `before`, ahead of parameter validation).
+ */
+export function authenticatedFirst(services: ResourceServices) {
+  return {
+    onRequest: async (request: FastifyRequest) => {
+      early.set(request, await authenticate(request, services))
+    },
+  }
+}
+
 /** The request's principal; at once, without a promise, for a cached OAuth token (see `lookupAccessToken`). */
 export function authenticate(request: FastifyRequest, services: ResourceServices): Principal | Promise<Principal> {
+  const known = early.get(request)
+  if (known) return known
   const presented = presentedToken(request)
   if (!presented) throw new Unauthenticated()
   if (presented.personal) return personalPrincipal(services, presented.token)

@@ -51,6 +51,36 @@ describe('RFC 6750 3.1: GitLab 401 and 403 bodies with WWW-Authenticate', () => 
     expect(res.json()).toEqual({ message: '401 Unauthorized' })
     expect(res.headers['www-authenticate']).toMatch(/^Bearer realm="/)
   })
+  it('signed out, a body or a parameter is not read: 401 before 400 or 415, as Grape authenticates first', async () => {
+    const signedOut = [
+      {
+        method: 'POST',
+        url: '/api/v4/applications',
+        payload: '{"name":',
+        headers: { 'content-type': 'application/json' },
+      },
+      {
+        method: 'POST',
+        url: '/api/v4/applications',
+        payload: '<app/>',
+        headers: { 'content-type': 'application/xml' },
+      },
+      { method: 'POST', url: '/api/v4/applications', payload: { name: 'no scopes' } },
+      { method: 'PUT', url: '/api/v4/user', payload: { name: 7 } },
+      { method: 'DELETE', url: '/api/v4/applications/not-a-number' },
+      { method: 'GET', url: '/api/v4/users/0' },
+      { method: 'GET', url: '/api/v4/audit_events?per_page=0' },
+    ] as const
+    for (const request of signedOut) {
+      const res = await server.app.inject(request)
+      expect([res.statusCode, res.json()], `${request.method} ${request.url}`).toEqual([
+        401,
+        { message: '401 Unauthorized' },
+      ])
+    }
+    const unknown = await server.app.inject({ ...signedOut[2], headers: bearer('cmpa_unknown') })
+    expect([unknown.statusCode, unknown.json().error]).toEqual([401, 'invalid_token'])
+  })
   it('unknown token: 401 invalid_token with the challenge', async () => {
     const res = await get('/api/v4/user', bearer('cmpa_unknown'))
     expect(res.statusCode).toBe(401)

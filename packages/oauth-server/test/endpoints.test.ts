@@ -282,20 +282,28 @@ describe('RFC 8414 authorization server metadata', () => {
 })
 
 describe('a body the endpoints cannot read', () => {
-  it('answers 415 naming the types they take, whether the type is wrong or missing', async () => {
-    const post = (headers: Record<string, string>) =>
-      server.app.inject({ method: 'POST', url: '/oauth/token', headers, payload: 'grant_type=password' })
-    const missing = await post({})
+  it('answers 415 naming the types the route takes, whether the type is wrong or missing', async () => {
+    const post = (url: string, headers: Record<string, string>) =>
+      server.app.inject({ method: 'POST', url, headers, payload: 'grant_type=password' })
+    const missing = await post('/oauth/token', {})
     expect(missing.statusCode).toBe(415)
     expect(missing.json()).toEqual({
       error: 'invalid_request',
-      error_description:
-        'Unsupported Media Type: the body has no Content-Type; send application/x-www-form-urlencoded, application/json',
+      error_description: 'Unsupported Media Type: the body has no Content-Type; send application/x-www-form-urlencoded',
     })
-    const wrong = await post({ 'content-type': 'application/xml' })
+    const wrong = await post('/oauth/token', { 'content-type': 'application/xml' })
     expect(wrong.statusCode).toBe(415)
     expect(wrong.json().error_description).toBe(
-      'Unsupported Media Type: application/xml is not taken; send application/x-www-form-urlencoded, application/json',
+      'Unsupported Media Type: application/xml is not taken; send application/x-www-form-urlencoded',
     )
+    // the type named is taken: the answer is the grant's own, not a refusal of the body
+    const named = await post('/oauth/token', { 'content-type': 'application/x-www-form-urlencoded' })
+    expect(named.json().error_description).not.toMatch(/Media Type|must be application/)
+    // client registration takes JSON metadata (RFC 7591 3.1), and names it
+    const register = await post('/oauth/register', { 'content-type': 'application/xml' })
+    expect([register.statusCode, register.json().error_description]).toEqual([
+      415,
+      'Unsupported Media Type: application/xml is not taken; send application/json',
+    ])
   })
 })

@@ -8,7 +8,7 @@ import type { FastifyRequest } from 'fastify'
 import Type from 'typebox'
 import { AccountError, createApplication } from '../accounts.ts'
 import { attributesFromQuery } from '../api-attributes.ts'
-import { authenticate, requireScope } from '../api-auth.ts'
+import { authenticate, authenticatedFirst, requireScope } from '../api-auth.ts'
 import { type AuditEventName, applicationTarget } from '../audit.ts'
 import type { Application } from '../db/schema.ts'
 import { parseScope, scopesAllowing } from '../domain/scopes.ts'
@@ -101,6 +101,7 @@ export const apiApplicationRoutes = routePlugin('oauth-api-application-routes', 
     '/api/v4/applications',
     {
       ...GITLAB_JSON,
+      ...authenticatedFirst(app),
       preValidation: attributesFromQuery(Object.keys(NewApplication.properties)),
       schema: {
         tags: ['API'],
@@ -169,6 +170,7 @@ export const apiApplicationRoutes = routePlugin('oauth-api-application-routes', 
     '/api/v4/applications/:id',
     {
       ...GITLAB_JSON,
+      ...authenticatedFirst(app),
       schema: {
         tags: ['API'],
         summary: 'Delete an instance-wide application, its grants and tokens (administrators; scope api)',
@@ -192,6 +194,7 @@ export const apiApplicationRoutes = routePlugin('oauth-api-application-routes', 
     '/api/v4/applications/:id/renew-secret',
     {
       ...GITLAB_JSON,
+      ...authenticatedFirst(app),
       schema: {
         tags: ['API'],
         summary: 'A new secret for an instance-wide application; the old one stops working (administrators; scope api)',

@@ -4,7 +4,7 @@
  * entity_id, entity_type, event_name, details, created_at) and its offset pagination.
  */
 import Type from 'typebox'
-import { authenticate, requireScope } from '../api-auth.ts'
+import { authenticate, authenticatedFirst, requireScope } from '../api-auth.ts'
 import { PaginationQuery, pageOf, paginationHeaders } from '../api-pagination.ts'
 import { scopesAllowing } from '../domain/scopes.ts'
 import { ApiError, ApiParameterError } from '../errors.ts'
@@ -76,6 +76,7 @@ export const apiAuditEventRoutes = routePlugin('oauth-api-audit-event-routes', (
     '/api/v4/audit_events',
     {
       ...GITLAB_JSON,
+      ...authenticatedFirst(app),
       schema: {
         tags: ['API'],
         summary: 'Instance audit events, newest first (administrators; scope read_api or api)',
@@ -126,6 +127,7 @@ export const apiAuditEventRoutes = routePlugin('oauth-api-audit-event-routes', (
     '/api/v4/audit_events/:id',
     {
       ...GITLAB_JSON,
+      ...authenticatedFirst(app),
       schema: {
         tags: ['API'],
         summary: 'One instance audit event (administrators; scope read_api or api)',

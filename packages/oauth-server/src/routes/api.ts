@@ -2,7 +2,7 @@
 import type { FastifyReply } from 'fastify'
 import Type from 'typebox'
 import { attributesFromQuery } from '../api-attributes.ts'
-import { authenticate, requireScope, withPrincipal } from '../api-auth.ts'
+import { authenticate, authenticatedFirst, requireScope, withPrincipal } from '../api-auth.ts'
 import { PaginationQuery, pageOf, paginationHeaders } from '../api-pagination.ts'
 import type { User } from '../db/schema.ts'
 import { scopesAllowing } from '../domain/scopes.ts'
@@ -85,6 +85,7 @@ export const apiRoutes = routePlugin('oauth-api-routes', (app) => {
     '/api/v4/user',
     {
       ...GITLAB_JSON,
+      ...authenticatedFirst(app),
       preValidation: attributesFromQuery(Object.keys(ProfileBody.properties)),
       schema: {
         tags: ['API'],
@@ -112,6 +113,7 @@ export const apiRoutes = routePlugin('oauth-api-routes', (app) => {
     '/api/v4/users',
     {
       ...GITLAB_JSON,
+      ...authenticatedFirst(app),
       schema: {
         tags: ['API'],
         summary:
@@ -155,6 +157,7 @@ export const apiRoutes = routePlugin('oauth-api-routes', (app) => {
     '/api/v4/users/:id',
     {
       ...GITLAB_JSON,
+      ...authenticatedFirst(app),
       schema: {
         tags: ['API'],
         summary: 'A user by id (scope read_user, read_api or api)',
@@ -197,6 +200,7 @@ export const apiRoutes = routePlugin('oauth-api-routes', (app) => {
     '/api/v4/personal_access_tokens',
     {
       ...GITLAB_JSON,
+      ...authenticatedFirst(app),
       schema: {
         tags: ['API'],
         summary: "The current user's personal access tokens (scope read_api or api)",

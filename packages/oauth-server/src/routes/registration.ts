@@ -134,6 +134,7 @@ export const registrationRoutes = routePlugin('oauth-registration-routes', (app)
       schema: {
         tags: ['OAuth'],
         summary: 'Dynamic client registration (RFC 7591)',
+        consumes: ['application/json'],
         description:
           'JSON client metadata. With OAUTH_REGISTRATION=token, `Authorization: Bearer` with an initial access token an administrator issued (`pnpm oauth registration-token:create`); with open, anyone may register a public client (token_endpoint_auth_method none, PKCE), at most OAUTH_THROTTLE_REGISTRATION_LIMIT per address and window, without api or write_energy (an initial access token still allows them and a confidential client). Redirect URIs follow the applications page: https, or http on loopback. Answers 201 with the client_id (and a secret for a confidential client) and a registration access token for /oauth/register/:client_id (RFC 7592). Off (the default): 404.',
         security: [{ bearer: [] }, {}],
@@ -222,6 +223,7 @@ export const registrationRoutes = routePlugin('oauth-registration-routes', (app)
       schema: {
         tags: ['OAuth'],
         summary: 'A registered client replaces its metadata (RFC 7592 2.2)',
+        consumes: ['application/json'],
         description:
           'The whole metadata again, with client_id; the same rules as at registration (an open registration stays within them; its client type cannot change).',
         ...managed,

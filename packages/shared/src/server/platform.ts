@@ -250,9 +250,13 @@ function slashTwin(app: FastifyInstance, request: FastifyRequest): string | unde
 /** The body types a service may parse (Fastify's default text/plain is taken by no route), in the order a 415 names them. */
 const BODY_TYPES = ['application/x-www-form-urlencoded', 'application/json', 'application/senml+json']
 
-/** A 415 that says what would have been taken (Fastify's names only what was sent, or `undefined`). */
+/**
+ * A 415 that says what would have been taken (Fastify's names only what was sent, or `undefined`):
+ * the route's own `consumes` where its schema declares them, else every type the service parses.
+ */
 function unsupportedMediaType(request: FastifyRequest): string {
   const sent = request.headers['content-type']
-  const accepted = BODY_TYPES.filter((type) => request.server.hasContentTypeParser(type))
+  const declared = (request.routeOptions.schema as { consumes?: readonly string[] } | undefined)?.consumes
+  const accepted = declared ?? BODY_TYPES.filter((type) => request.server.hasContentTypeParser(type))
   return `Unsupported Media Type: ${sent ? `${sent.split(';')[0]} is not taken` : 'the body has no Content-Type'}; send ${accepted.join(', ')}`
 }
