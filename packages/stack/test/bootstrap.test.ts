@@ -4,7 +4,7 @@
  * nothing, and behaves as the command it runs: arguments, output, exit status and signals.
  */
 import { spawn, spawnSync } from 'node:child_process'
-import { copyFileSync, mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs'
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -69,5 +69,54 @@ describe('scripts/bootstrap.mjs', () => {
     expect(result.stdout).toBe('file shell\n')
     expect(result.stderr).toBe('Variables from .env (those set in the shell win)\n')
     expect(result.status).toBe(0)
+  })
+})
+
+describe("the root scripts under npm's own shell", () => {
+  const scripts = (
+    JSON.parse(readFileSync(fileURLToPath(new URL('../../../package.json', import.meta.url)), 'utf8')) as {
+      scripts: Record<string, string>
+    }
+  ).scripts
+
+  it('each replaces the shell with bootstrap (exec): no shell stands between npm and the command', () => {
+    const through = Object.entries(scripts).filter(([, line]) => line.includes('scripts/bootstrap.mjs'))
+    expect(through.length).toBeGreaterThan(10)
+    expect(through.filter(([, line]) => !/^(\w+=\S+ )*exec node scripts\/bootstrap\.mjs /.test(line))).toEqual([])
+  })
+
+  it('a SIGINT or SIGTERM sent to the npm process itself stops the command', async () => {
+    // a copy of the root whose start script runs a probe the way `npm start` runs the stack
+    const root = mkdtempSync(join(tmpdir(), 'bootstrap-npm-'))
+    const real = (path: string) => fileURLToPath(new URL(`../../../${path}`, import.meta.url))
+    mkdirSync(join(root, 'scripts'))
+    copyFileSync(BOOTSTRAP, join(root, 'scripts', 'bootstrap.mjs'))
+    copyFileSync(real('pnpm-lock.yaml'), join(root, 'pnpm-lock.yaml'))
+    symlinkSync(real('node_modules'), join(root, 'node_modules'))
+    const probe =
+      'process.on("SIGINT", () => { console.log("stopped by SIGINT"); process.exit(0) }); process.on("SIGTERM", () => { console.log("stopped by SIGTERM"); process.exit(0) }); console.log("up"); setInterval(() => {}, 1000)'
+    writeFileSync(join(root, 'probe.js'), probe)
+    const pkg = JSON.parse(readFileSync(real('package.json'), 'utf8'))
+    pkg.scripts = { start: scripts.start?.replace('packages/stack/src/start.ts', join(root, 'probe.js')) }
+    writeFileSync(join(root, 'package.json'), JSON.stringify(pkg))
+    for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+      const npm = spawn('npm', ['start', '--silent'], { cwd: root, env: process.env })
+      let out = ''
+      npm.stdout.on('data', (chunk: Buffer) => {
+        out += chunk
+      })
+      await new Promise<void>((resolve) => npm.stdout.on('data', () => out.includes('up') && resolve()))
+      npm.kill(signal)
+      // a signal that never reaches the probe leaves it running: wait a bounded time, then clean up
+      const code = await new Promise<number | null | 'still running'>((resolve) => {
+        const timer = setTimeout(() => resolve('still running'), 10_000)
+        npm.on('exit', (c) => {
+          clearTimeout(timer)
+          resolve(c)
+        })
+      })
+      if (code === 'still running') spawnSync('pkill', ['-f', root])
+      expect([out.trim(), code], signal).toEqual([`up\nstopped by ${signal}`, 0])
+    }
   })
 })
