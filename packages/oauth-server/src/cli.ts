@@ -11,6 +11,7 @@ import {
   commandFailed,
   openMigratedDatabase,
   parseFlags,
+  programAsTyped,
   readSecret,
   requiredFlag,
   runCommandLine,
@@ -342,14 +343,14 @@ const commands: Record<string, Command<Context>> = {
   },
 
   demo: {
-    usage: 'demo',
+    usage: 'demo     (once: the demo user and the demo client that `npm start` prepares, their secrets shown)',
     async run({ db, settings: { issuer } }, args) {
       parseFlags(args, {})
       const redirectUri = 'http://127.0.0.1:8765/callback'
       if ((await countUsers(db)) > 0 || (await countApplications(db)) > 0) {
         return {
-          demo: 'already prepared (pnpm demo shows the demo password and client again)',
-          try: 'pnpm oauth user:create / app:create make new ones',
+          demo: `already prepared (${programAsTyped('pnpm demo').replace(/ --$/, '')} shows the demo password and client again)`,
+          try: `${programAsTyped('pnpm oauth')} user:create / app:create make new ones`,
         }
       }
       const password = randomBytes(9).toString('base64url')

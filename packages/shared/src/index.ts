@@ -1,10 +1,13 @@
 export {
+  asksForHelp,
   type Command,
   CommandError,
   commandFailed,
   EXIT_FAILURE,
   EXIT_USAGE,
+  exitAfterOutput,
   parseFlags,
+  programAsTyped,
   requiredFlag,
   runCommandLine,
   usageError,

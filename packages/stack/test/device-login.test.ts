@@ -69,10 +69,14 @@ afterAll(async () => {
 })
 
 onPostgresServer('pnpm energy login (RFC 8628 device flow) and pnpm energy export', () => {
-  it('export before login says to log in (exit 1)', async () => {
-    const run = energyCli(env(), ['export', '--group', 'pv', '--from', FROM, '--to', TO])
+  it('export before login says to log in (exit 1), as the person typed the command', async () => {
+    const args = ['export', '--group', 'pv', '--from', FROM, '--to', TO]
+    const run = energyCli({ ...env(), npm_config_user_agent: 'npm/11.6.2 node/v24.11.1 linux x64' }, args)
     expect(await run.exited).toBe(1)
-    expect(run.output()).toContain('not signed in: run pnpm energy login first')
+    expect(run.output()).toContain('not signed in: run npm run energy -- login first')
+    const underPnpm = energyCli({ ...env(), npm_config_user_agent: 'pnpm/12.0.0 npm/? node/v24.11.1 linux x64' }, args)
+    expect(await underPnpm.exited).toBe(1)
+    expect(underPnpm.output()).toContain('not signed in: run pnpm energy login first')
   })
 
   it('login prints the code and the address, waits for the approval, keeps the token 0600; export streams CSV', async () => {

@@ -13,6 +13,29 @@ import { describe, expect, it } from 'vitest'
 
 const migrateCli = fileURLToPath(new URL('../src/migrate.ts', import.meta.url))
 
+describe('the command line', () => {
+  it('--help prints the usage (exit 0); an unknown service is a usage mistake (exit 2), opening nothing', async () => {
+    const run = (...args: string[]) =>
+      promisify(execFile)(process.execPath, ['--experimental-strip-types', migrateCli, ...args], {
+        env: { ...process.env, DATA_DIR: join(tmpdir(), 'never-opened'), npm_config_user_agent: 'npm/11.0.0' },
+        encoding: 'utf8',
+      }).then(
+        (r) => ({ code: 0, ...r }),
+        (e: { code: number; stdout: string; stderr: string }) => e,
+      )
+    const help = await run('--help')
+    expect([help.code, help.stdout, help.stderr]).toEqual([
+      0,
+      'usage: npm run db:migrate -- [oauth|energy]...  (every service when none is named)\n',
+      '',
+    ])
+    const wrong = await run('energy', 'nergy')
+    expect([wrong.code, wrong.stdout]).toEqual([2, ''])
+    expect(wrong.stderr).toBe(`error: unknown service "nergy"\n${help.stdout}`)
+    expect(existsSync(join(tmpdir(), 'never-opened'))).toBe(false)
+  })
+})
+
 describe('embedded database directory ownership', () => {
   it('one process serves the directory; a command run meanwhile joins it instead of opening it', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'embedded-'))

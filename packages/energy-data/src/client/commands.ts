@@ -10,7 +10,7 @@ import { homedir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { Readable, type Writable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
-import { commandFailed, usageError } from '@campus/shared'
+import { commandFailed, programAsTyped, usageError } from '@campus/shared'
 import * as oauth from 'oauth4webapi'
 import { GROUP_NAMES } from '../catalogue/groups.ts'
 import { DATA_FORMAT_VALUES } from '../export/encoders.ts'
@@ -45,7 +45,7 @@ async function readLogin(file: string): Promise<StoredLogin> {
   try {
     text = await readFile(file, 'utf8')
   } catch {
-    throw commandFailed(`not signed in: run pnpm energy login first (no ${file})`)
+    throw commandFailed(`not signed in: run ${programAsTyped('pnpm energy')} login first (no ${file})`)
   }
   return JSON.parse(text) as StoredLogin
 }
@@ -164,7 +164,7 @@ export async function exportData(
   }
   if (!response.ok || !response.body) {
     const text = await response.text()
-    const hint = response.status === 401 ? ' (run pnpm energy login again)' : ''
+    const hint = response.status === 401 ? ` (run ${programAsTyped('pnpm energy')} login again)` : ''
     throw commandFailed(`the data API answered ${response.status}${hint}: ${text.slice(0, 500)}`)
   }
   const body = Readable.fromWeb(response.body as import('node:stream/web').ReadableStream)

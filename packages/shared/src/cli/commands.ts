@@ -66,6 +66,9 @@ export function requiredFlag(value: unknown, name: string): string {
 
 const HELP = new Set(['--help', '-h', 'help'])
 
+/** Whether the arguments ask for the usage (`--help`, `-h`, `help`). */
+export const asksForHelp = (args: readonly string[]): boolean => args.some((arg) => HELP.has(arg))
+
 /**
  * The program as the person typed it: `npm run oauth --` when npm ran it (the README's form),
  * else the program's name (`pnpm oauth`).
@@ -117,7 +120,7 @@ export async function runCommandLine<Context>(options: {
     process.stdout.write(`${usage}\n`)
     return exitAfterOutput(0)
   }
-  if (command && args.some((arg) => HELP.has(arg))) {
+  if (command && asksForHelp(args)) {
     process.stdout.write(`usage: ${program} ${command.usage}\n`)
     return exitAfterOutput(0)
   }
