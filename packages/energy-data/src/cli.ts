@@ -333,7 +333,7 @@ const commands: Record<string, Command<Context>> = {
       const { values } = parseFlags(args, { days: { type: 'string' } })
       const days = demoDays(values.days)
       await calendar(context)
-      return demo(context.db, context.pool, { days, baseUrl: context.baseUrl }, log)
+      return demo(context.db, context.pool, { days, baseUrl: context.baseUrl, zone: context.zone }, log)
     },
   },
 }

@@ -7,7 +7,7 @@ import { seedEstate } from '../src/seed/seed.ts'
 import { testDatabase } from './harness.ts'
 
 let database: TestDatabase<EnergyDatabase>
-const options = { days: 2, baseUrl: 'http://127.0.0.1:8000' }
+const options = { days: 2, baseUrl: 'http://127.0.0.1:8000', zone: 'Europe/Rome' }
 
 async function count(table: string): Promise<number> {
   const result = await sql<{ n: number }>`select count(*)::int as n from ${sql.table(table)}`.execute(database.db)
@@ -20,7 +20,9 @@ beforeAll(async () => {
 afterAll(async () => database?.close())
 beforeEach(async () => {
   await sql`truncate seed_runs, api_keys, data_15m, pv_15m, water_15m, weather_15m, aulep_15m,
-    centrali_frigo_15m, datacenter_1_15m, meter_samples, quarantine, meters, dataloggers cascade`.execute(database.db)
+    centrali_frigo_15m, datacenter_1_15m, meter_samples, quarantine, meters, dataloggers, rate_versions cascade`.execute(
+    database.db,
+  )
 })
 
 describe('demo (run by pnpm start on every start)', () => {
@@ -31,12 +33,23 @@ describe('demo (run by pnpm start on every start)', () => {
     const runs = await sql<{ purpose: string; done: boolean }>`
       select purpose, completed_at is not null as done from seed_runs`.execute(database.db)
     expect(runs.rows).toEqual([{ purpose: 'demo', done: true }])
+    // a tariff and emission factors, so costs and CO2 answer from the first start
+    const rates = async () =>
+      (
+        await sql<{ kind: string; file: string; currency: string | null }>`
+        select kind, file, currency from rate_versions order by id`.execute(database.db)
+      ).rows
+    expect(await rates()).toEqual([
+      { kind: 'tariff', file: 'demo-tariffs.csv', currency: 'EUR' },
+      { kind: 'emission', file: 'demo-emissions.csv', currency: null },
+    ])
 
     const rows = await count('data_15m')
     const second = await demo(database.db, database.pool, options)
     expect(second.demo).toBe('already prepared')
     expect(await count('data_15m')).toBe(rows)
     expect(await count('api_keys')).toBe(0)
+    expect(await rates()).toHaveLength(2)
   })
 
   it('demo:key makes a key for every endpoint and a gateway key for /ingest/ before any data, replacing the previous ones', async () => {

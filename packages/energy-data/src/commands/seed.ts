@@ -1,12 +1,15 @@
-import { commandFailed, usageError } from '@campus/shared'
+import { fileURLToPath } from 'node:url'
+import { commandFailed, programAsTyped, usageError } from '@campus/shared'
 import type { Kysely } from 'kysely'
 import { sql } from 'kysely'
 import type pg from 'pg'
 import type { EnergyDatabase } from '../db/schema.ts'
 import { DAY_MS, parseInstant } from '../domain/time.ts'
 import { createApiKey, revokeApiKeys } from '../repositories/api-keys.ts'
+import { listRateVersions } from '../repositories/rates.ts'
 import { registerDemoRun, seedEstate } from '../seed/seed.ts'
 import { DEMO_DAYS } from '../service.ts'
+import { emissionsImport, tariffsImport } from './rates.ts'
 
 function dateOption(name: string, value: string | undefined): number | undefined {
   if (value === undefined) return undefined
@@ -111,10 +114,26 @@ export async function demoKey(db: Kysely<EnergyDatabase>, pool: pg.Pool, options
  * `demo`: on an empty database, seed the demo window (`demo:key` makes the key).
  * Run by `pnpm start` on every start: it does nothing when meters already exist.
  */
+/** The demo's rates, imported as a user imports a file: a time-of-use tariff in EUR and flat emission factors. */
+const DEMO_RATES = {
+  tariff: fileURLToPath(new URL('../seed/demo-tariffs.csv', import.meta.url)),
+  emission: fileURLToPath(new URL('../seed/demo-emissions.csv', import.meta.url)),
+}
+
+/** The demo's tariff and emission factors, unless rates of that kind are there already. */
+async function demoRates(pool: pg.Pool, zone: string) {
+  const imported: Record<string, unknown> = {}
+  if ((await listRateVersions(pool, 'tariff')).length === 0)
+    imported.tariff = await tariffsImport(pool, DEMO_RATES.tariff, zone)
+  if ((await listRateVersions(pool, 'emission')).length === 0)
+    imported.emission = await emissionsImport(pool, DEMO_RATES.emission, zone)
+  return imported
+}
+
 export async function demo(
   db: Kysely<EnergyDatabase>,
   pool: pg.Pool,
-  options: { days: number; baseUrl: string },
+  options: { days: number; baseUrl: string; zone: string },
   log: (line: string) => void = () => {},
 ) {
   // Real data (meters without any demo run) is never touched; a demo seed that was interrupted
@@ -123,10 +142,12 @@ export async function demo(
   if (prepared || realData) {
     return {
       demo: 'already prepared',
-      hint: 'Demo data is in place. Create a key with: pnpm energy key:create --name me --endpoint "*"',
+      hint: `Demo data is in place. Create a key with: ${programAsTyped('pnpm energy')} key:create --name me --endpoint "*"`,
       docs: `${options.baseUrl}/docs`,
     }
   }
+  // before the measurements, so an interrupted first start finds them in place
+  const rates = await demoRates(pool, options.zone)
   let summary: Awaited<ReturnType<typeof seed>>
   if (unfinished) {
     const begun = await sql<{ any: boolean }>`select exists (select 1 from data_15m) as any`.execute(db)
@@ -150,5 +171,5 @@ export async function demo(
     log(`seeding ${options.days} days of demo data (the API answers meanwhile)...`)
     summary = await seed(pool, { days: options.days, purpose: 'demo' }, log)
   }
-  return { demo: 'prepared', seeded: summary, docs: `${options.baseUrl}/docs` }
+  return { demo: 'prepared', seeded: summary, rates, docs: `${options.baseUrl}/docs` }
 }
