@@ -3,13 +3,13 @@
  * `pnpm energy datalogger:credentials --mosquitto` take only the credentials of the energy
  * database, and each user does only what its role allows.
  */
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
+import { type ChildProcess, spawn } from 'node:child_process'
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir, userInfo } from 'node:os'
 import { join } from 'node:path'
 import { type EnergyDatabase, energyService, findBrokerCredential } from '@campus/energy-data/live'
 import { freePort, runServiceCommand } from '@campus/shared'
-import { answersAt, type TestDatabase } from '@campus/shared/testing'
+import { answersAt, serverProgram, type TestDatabase } from '@campus/shared/testing'
 import mqtt, { type IClientOptions, type MqttClient } from 'mqtt'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startEmbeddedBroker } from '../src/broker.ts'
@@ -40,9 +40,12 @@ const DYNSEC_PLUGIN = [
   '/usr/lib/aarch64-linux-gnu/mosquitto_dynamic_security.so',
   '/usr/lib/mosquitto_dynamic_security.so',
 ].find((path) => existsSync(path))
-const mosquittoInstalled = spawnSync('mosquitto', ['-h']).error === undefined && DYNSEC_PLUGIN !== undefined
+const MOSQUITTO = serverProgram('mosquitto')
+const mosquittoInstalled = MOSQUITTO !== undefined && DYNSEC_PLUGIN !== undefined
 if (!mosquittoInstalled)
-  process.stdout.write('[test] Mosquitto skipped: no mosquitto binary with its dynamic-security plugin\n')
+  process.stdout.write(
+    `[test] Mosquitto broker tests skipped: ${MOSQUITTO ? 'its dynamic-security plugin is missing' : 'no mosquitto program on PATH or in /usr/sbin'} (apt-get install mosquitto)\n`,
+  )
 
 /** A Mosquitto of its own on a private port, configured from the database as the README says. */
 async function startMosquitto(): Promise<{ url: string; close: () => Promise<void>; version: 5 }> {
@@ -61,7 +64,7 @@ async function startMosquitto(): Promise<{ url: string; close: () => Promise<voi
       '',
     ].join('\n'),
   )
-  const child: ChildProcess = spawn('mosquitto', ['-c', join(dir, 'mosquitto.conf')], { stdio: 'ignore' })
+  const child: ChildProcess = spawn(MOSQUITTO as string, ['-c', join(dir, 'mosquitto.conf')], { stdio: 'ignore' })
   const url = `mqtt://127.0.0.1:${port}`
   for (let i = 0; i < 100 && !(await answersAt(url)); i++) await new Promise((r) => setTimeout(r, 100))
   return {

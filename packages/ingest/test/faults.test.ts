@@ -1,10 +1,10 @@
 import { spawn } from 'node:child_process'
-import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { freePort, launchService, type RunningService } from '@campus/shared'
-import { needsService, startTcpProxy } from '@campus/shared/testing'
+import { needsService, serverProgram, startTcpProxy } from '@campus/shared/testing'
 import mqtt from 'mqtt'
 import { afterAll, describe, expect, it } from 'vitest'
 import { ingestService, senmlTopic } from '../src/service.ts'
@@ -18,10 +18,8 @@ import { BASE, eventually, ingestDatabase, QUARTER, quarterStats, storedQuarters
 const mosquittoUrl = process.env.TEST_MQTT_URL || 'mqtt://127.0.0.1:1883'
 const onBroker = await needsService('ingest fault tests (Mosquitto)', 'TEST_MQTT_URL')
 
-/** The mosquitto program, for a broker of the test's own (Debian puts it in /usr/sbin, off a user's PATH). */
-const MOSQUITTO = [...(process.env.PATH ?? '').split(':'), '/usr/sbin', '/usr/local/sbin']
-  .map((dir) => join(dir, 'mosquitto'))
-  .find((file) => existsSync(file))
+/** The mosquitto program, for a broker of the test's own. */
+const MOSQUITTO = serverProgram('mosquitto')
 if (!MOSQUITTO && !process.env.CI) {
   process.stdout.write(
     '[test] broker restart test skipped: no mosquitto program (apt-get install mosquitto); CI runs it\n',

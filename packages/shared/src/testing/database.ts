@@ -251,6 +251,36 @@ const pgliteVersion = (): string =>
 const TEMPLATE_KEPT_MS = 7 * 86_400_000
 
 /**
+ * Dumps kept of each data set: one is made again at every change of a package's source, so a day
+ * of edits would leave dozens (120 MB each); two serve a switch between branches.
+ */
+const DATA_SET_DUMPS_KEPT = 2
+
+/** The file of a data set's dump: its name, then the digest of what made it. */
+const dataSetFile = (migrationsDir: string, name: string): string =>
+  join(
+    TEMPLATE_DIR,
+    `set-${name.replace(/[^\w.-]+/g, '_')}-${templateDigest(migrationsDir, name, [pgliteVersion()])}.tar`,
+  )
+
+/** After a dump is written: what was unused for a week goes, and all but the latest dumps of each data set. */
+function pruneTemplates(): void {
+  const now = Date.now()
+  const entries = readdirSync(TEMPLATE_DIR).map((name) => ({
+    name,
+    path: join(TEMPLATE_DIR, name),
+    used: statSync(join(TEMPLATE_DIR, name), { throwIfNoEntry: false })?.mtimeMs ?? now,
+  }))
+  const seen = new Map<string, number>()
+  for (const entry of entries.sort((a, b) => b.used - a.used)) {
+    const set = /^(set-.+)-[0-9a-f]{24}\.tar$/.exec(entry.name)?.[1]
+    const rank = set === undefined ? 0 : (seen.get(set) ?? 0) + 1
+    if (set !== undefined) seen.set(set, rank)
+    if (now - entry.used > TEMPLATE_KEPT_MS || rank > DATA_SET_DUMPS_KEPT) rmSync(entry.path, { force: true })
+  }
+}
+
+/**
  * The migrated data directory of a migration set, dumped once (per PGlite version and set of
  * migration files: the digest is its name) and loaded by every test database of that set. Two
  * processes that miss it at once both build it, each writing a file of its own and renaming it.
@@ -276,11 +306,7 @@ async function pgliteTemplate(migrationsDir: string): Promise<Blob> {
     const written = `${file}.${process.pid}.tmp`
     writeFileSync(written, Buffer.from(await dump.arrayBuffer()))
     renameSync(written, file)
-    for (const name of readdirSync(TEMPLATE_DIR)) {
-      const path = join(TEMPLATE_DIR, name)
-      const used = statSync(path, { throwIfNoEntry: false })?.mtimeMs ?? Date.now()
-      if (Date.now() - used > TEMPLATE_KEPT_MS) rmSync(path, { force: true })
-    }
+    pruneTemplates()
     return dump
   } finally {
     await server.close()
@@ -301,7 +327,7 @@ export async function startEmptyEmbeddedPostgres(): Promise<EmbeddedPostgres> {
 }
 
 async function fromPglite<DB>(migrationsDir: string, data?: DataSet<DB>): Promise<TestDatabase<DB>> {
-  const file = data && join(TEMPLATE_DIR, `${templateDigest(migrationsDir, data.name, [pgliteVersion()])}.tar`)
+  const file = data && dataSetFile(migrationsDir, data.name)
   const cached = file && existsSync(file) ? new Blob([readFileSync(file)]) : undefined
   if (file && cached) utimesSync(file, new Date(), new Date())
   const server = await startEmbeddedPostgres({ loadDataDir: cached ?? (await pgliteTemplate(migrationsDir)) })
@@ -319,6 +345,7 @@ async function fromPglite<DB>(migrationsDir: string, data?: DataSet<DB>): Promis
     const written = `${file}.${process.pid}.tmp`
     writeFileSync(written, Buffer.from(await (await server.pglite.dumpDataDir('none')).arrayBuffer()))
     renameSync(written, file)
+    pruneTemplates()
   }
   return test
 }

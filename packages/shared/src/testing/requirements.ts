@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs'
+import { join } from 'node:path'
 import { answersAt } from '../net.ts'
 
 /**
@@ -22,4 +24,14 @@ const example: Record<string, string> = {
   TEST_DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/postgres',
   REDIS_URL: 'redis://127.0.0.1:6379',
   TEST_MQTT_URL: 'mqtt://127.0.0.1:1883',
+}
+
+/**
+ * A program for a server of a test's own (`mosquitto`), on PATH or in the system folders Debian
+ * puts daemons in (/usr/sbin is off a user's PATH); undefined when not installed.
+ */
+export function serverProgram(name: string): string | undefined {
+  return [...(process.env.PATH ?? '').split(':').filter(Boolean), '/usr/sbin', '/usr/local/sbin']
+    .map((dir) => join(dir, name))
+    .find((file) => existsSync(file))
 }
