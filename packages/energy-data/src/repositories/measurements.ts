@@ -405,7 +405,8 @@ function sliceSql(request: SeriesRequest, rowSql: RowSql, level?: RollupLevel, p
       ...costs,
       ...covered(count, b),
     ])
-  const aggregated = [...METER_STATS[from], MIXED_TAG]
+  // a quarter hour shows its stored mean, priced (grouped, one row a group) or not
+  const aggregated = [...(raw ? ['avg(avg_value)', ...METER_STATS.quarter.slice(1)] : METER_STATS[from]), MIXED_TAG]
   // a priced bucket (even a quarter hour) is grouped: its cost and emissions sum the rows its values are made of
   const bucketed = `(select ${bucket.of(table.time)} as b, *${
     priced ? `, ${pricedColumns(pricing, table.time, param)}` : ''

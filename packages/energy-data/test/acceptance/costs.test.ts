@@ -340,6 +340,26 @@ describe('the cost and emissions of every bucket, recomputed from the quarter ho
     expect((await read(`ids=860&${day}&cost=true`)).map((r) => [r.co2_value, r.cost_value])).toEqual([[0.25, 0.3]])
   })
 
+  it("adds its fields and changes none of the contract's, at every aggregation", async () => {
+    const CONTRACT = ['time_15m', 'meter_id', 'avg_value', 'min_value', 'max_value', 'sum_value', 'count_value', 'tag']
+    for (const aggregation of ['15 m', '1 h', '1 d']) {
+      const query = `${ALL_METERS.map((m) => `ids=${m}`).join('&')}&aggregation=${encodeURIComponent(aggregation)}&${WINDOW}`
+      const plain = await read(query)
+      const priced = await read(`${query}&cost=true&co2=true`)
+      expect(plain.length, aggregation).toBeGreaterThan(ALL_METERS.length)
+      expect(priced.length, aggregation).toBe(plain.length)
+      plain.forEach((row, i) => {
+        for (const field of CONTRACT) {
+          const [want, got] = [row[field], priced[i]?.[field]]
+          const what = `${aggregation} ${row.time_15m} ${row.meter_id} ${field}`
+          // a priced day is read from the hours, a plain one from the days: the same sums in another order
+          if (typeof want === 'number' && !Number.isInteger(want)) closeTo(got, want, what)
+          else expect(got, what).toBe(want)
+        }
+      })
+    }
+  })
+
   it('leaves the answer as the contract has it without cost and co2', async () => {
     const [row] = await read(`ids=860&${WINDOW}`)
     expect(Object.keys(row ?? {})).toEqual([
