@@ -30,13 +30,19 @@ export async function startSimulatedDataloggers(
     log?: (line: string) => void
     /** A datalogger's credential at the broker (its client id is its username, the datalogger's id). */
     login?: (datalogger: string) => Promise<{ username: string; password: string }>
+    /**
+     * Where the volume meters' registers stand, m³ by meter id (the stored readings): a register
+     * goes on from there, as a real one does across a restart. Else from 1,000 m³.
+     */
+    registers?: ReadonlyMap<number, number>
   } = {},
 ): Promise<{ stop: () => Promise<void> }> {
   const intervalMs = options.intervalMs ?? 5000
   const loggers = DATALOGGERS.filter((d) => d.date_to === null)
     .map((d) => ({ id: d.id, meters: METERS.filter((m) => m.datalogger === d.id) }))
     .filter((d) => d.meters.length > 0)
-  const registers = new Map<number, number>()
+  // litres, as sent
+  const registers = new Map([...(options.registers ?? [])].map(([id, m3]) => [id, m3 * 1000]))
   const clients: MqttClient[] = []
   for (const logger of loggers) {
     const login = options.login ? await options.login(logger.id) : {}

@@ -16,6 +16,7 @@ import {
   findBrokerCredential,
   generateBrokerPassword,
   issueBrokerCredential,
+  registerReadings,
   TOPIC_ROOT,
 } from '@campus/energy-data/live'
 import { startEmbeddedBroker } from '@campus/ingest/broker'
@@ -374,6 +375,8 @@ runMain(async () => {
       log: (line) => process.stderr.write(`${tag('ingest')}${line}\n`),
       // each simulated datalogger gets a fresh credential of its own, as a real gateway would
       login: (id) => issueBrokerCredential(brokerUsers, { username: id, role: 'datalogger' }),
+      // the water registers go on from the last readings stored: a restart is no meter reset
+      registers: await registerReadings(energyDatabase!),
     })
     live.push(simulated.stop)
     process.stdout.write(
