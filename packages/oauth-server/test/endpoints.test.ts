@@ -291,6 +291,11 @@ describe('a body the endpoints cannot read', () => {
       error: 'invalid_request',
       error_description: 'Unsupported Media Type: the body has no Content-Type; send application/x-www-form-urlencoded',
     })
+    const text = await post('/oauth/token', { 'content-type': 'text/plain' })
+    expect([text.statusCode, text.json().error_description]).toEqual([
+      415,
+      'Unsupported Media Type: text/plain is not taken; send application/x-www-form-urlencoded',
+    ])
     const wrong = await post('/oauth/token', { 'content-type': 'application/xml' })
     expect(wrong.statusCode).toBe(415)
     expect(wrong.json().error_description).toBe(

@@ -134,6 +134,8 @@ function documentedOperation({
  */
 export async function registerPlatform<DB>(app: FastifyInstance, options: PlatformOptions<DB>): Promise<void> {
   const { errors } = options
+  // no route takes text: a text body is a 415 naming what is taken, not a validation error
+  app.removeContentTypeParser('text/plain')
 
   // first: its onRoute hook gives every route added after it a recorder of its answers
   const metrics = registerMetrics(app, options.service, { token: options.metricsToken, errors }, options.metrics)
@@ -247,7 +249,7 @@ function slashTwin(app: FastifyInstance, request: FastifyRequest): string | unde
   return twin + request.url.slice(path.length)
 }
 
-/** The body types a service may parse (Fastify's default text/plain is taken by no route), in the order a 415 names them. */
+/** The body types a service may parse, in the order a 415 names them. */
 const BODY_TYPES = ['application/x-www-form-urlencoded', 'application/json', 'application/senml+json']
 
 /**
