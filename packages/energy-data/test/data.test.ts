@@ -311,7 +311,7 @@ describe('/data/meters', () => {
     expect(parsed).toEqual(json)
   })
 
-  it('serves numbers to 15 significant digits: the binary noise of sums and means is not written', async () => {
+  it('serves numbers to 12 significant digits: the binary noise of sums and means is not written', async () => {
     const q =
       'ids=1&ids=2&aggregation=1%20d&start_datetime=2025-03-28&end_datetime=2025-03-31&totals=true&coverage=true'
     const significant = (text: string) => text.replace(/^-?0*\.?0*/, '').replace(/[.]|e.*$/gi, '').length

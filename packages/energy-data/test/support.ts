@@ -96,8 +96,8 @@ export function lastCompleteDay(latest: number): string {
 export const daysEndingWith = (last: string, count: number): string[] =>
   Array.from({ length: count }, (_, k) => addDays(last, k - count + 1))
 
-/** A double as the data API serves it: 15 significant digits (export/encoders.ts). */
-export const served = (x: number): number => Number(x.toPrecision(15))
+/** A double as the data API serves it: 12 significant digits (src/domain/served.ts). */
+export const served = (x: number): number => Number(x.toPrecision(12))
 
 export const sum = (values: readonly number[]): number => values.reduce((a, b) => a + b, 0)
 

@@ -7,6 +7,7 @@ import type pg from 'pg'
 import Type, { type Static } from 'typebox'
 import { AMOUNT_METER_IDS, CAMPUS_METERS } from '../catalogue/meters.ts'
 import { ACCUMULATES_TO, conversionFactor, type UnitId, unitSymbol } from '../catalogue/quantities.ts'
+import { served } from '../domain/served.ts'
 import type { AlertRow } from './evaluate.ts'
 
 /** A datalogger is live when its newest sample arrived within this, late within STALE_S, else stale. */
@@ -75,7 +76,7 @@ function currentReading(m: {
   const rate = m.unit_id ? RATE_OF.get(m.unit_id as UnitId) : undefined
   if (AMOUNT_METER_IDS.includes(m.id) && rate && m.value !== null && m.seconds !== null && m.seconds > 0) {
     return {
-      reading: m.value * conversionFactor(m.unit_id as UnitId, rate, m.seconds),
+      reading: served(m.value * conversionFactor(m.unit_id as UnitId, rate, m.seconds)),
       reading_unit: unitSymbol(rate),
       reading_at: m.at?.toISOString() ?? null,
     }

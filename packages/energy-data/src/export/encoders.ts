@@ -48,7 +48,7 @@ export const DATA_FORMAT_DESCRIPTION =
   '`raw`: a JSON array of objects (application/json). `csv`: RFC 4180 comma-separated values with a ' +
   'header line (text/csv). `txt`: tab-separated values with a header line (text/plain). Timestamps are ' +
   'ISO 8601 with the offset of `timezone`; a missing value is JSON null, an empty CSV/TXT field; numbers ' +
-  'carry 15 significant digits (the digits of a double past them are noise of binary arithmetic). ' +
+  'carry 12 significant digits (the digits of a double past them are noise of binary arithmetic). ' +
   'Without `data_format`, `Accept: text/csv` or `text/plain` chooses CSV or TXT. CSV and TXT come as ' +
   'attachments named after the series, the first and last local day and the bucket ' +
   '(`Content-Disposition: attachment; filename="pv_2025-06-01_2025-06-07_15min.csv"`).'
@@ -88,12 +88,9 @@ function rowSql(format: DataFormat): RowSql {
       .map((f) => {
         let value: string
         if (f.kind === 'number') {
-          // NaN and infinities are not JSON numbers: written as missing values everywhere.
-          // Through numeric, a double keeps 15 significant digits (DBL_DIG, the most that survive a
-          // decimal round trip): sums end in binary noise past them (105.82650000000001 for
-          // 105.8265), values stored with 15 digits or fewer come out as they went in. About
-          // 0.3 us a value in the database.
-          value = `case when ${f.sql} > '-Infinity'::float8 and ${f.sql} < 'Infinity'::float8 then (${f.sql})::numeric::text else ${missing} end`
+          // NaN and infinities are not JSON numbers: written as missing values everywhere. The
+          // digits are the connection's (domain/served.ts)
+          value = `case when ${f.sql} > '-Infinity'::float8 and ${f.sql} < 'Infinity'::float8 then (${f.sql})::text else ${missing} end`
         } else if (f.kind === 'integer') {
           value = `coalesce((${f.sql})::text, ${missing})`
         } else if (format === 'raw') {
