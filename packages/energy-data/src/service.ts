@@ -1,6 +1,5 @@
 import { fileURLToPath } from 'node:url'
 import type { ServiceDescriptor } from '@campus/shared'
-import { SERVED_DIGITS } from './domain/served.ts'
 
 const path = (relative: string) => fileURLToPath(new URL(relative, import.meta.url))
 
@@ -26,6 +25,4 @@ export const energyService: ServiceDescriptor = {
   // exports keep ~3 MB each live; a small young generation and a bounded old one keep RSS
   // flat under long exports (docs/RELIABILITY.md)
   nodeOptions: ['--max-semi-space-size=4', '--max-old-space-size=192'],
-  // every double the database writes for an answer has the digits the API serves
-  databaseOptions: { floatDigits: SERVED_DIGITS },
 }

@@ -5,7 +5,7 @@
  */
 
 import { type IncomingMessage, request } from 'node:http'
-import { createDatabase, type Database, launchService, type RunningService, runServiceCommand } from '@campus/shared'
+import { type Database, launchService, type RunningService, runServiceCommand } from '@campus/shared'
 import { createTestDatabase, type TestDatabase } from '@campus/shared/testing'
 import type { FastifyInstance } from 'fastify'
 import type { Kysely } from 'kysely'
@@ -140,10 +140,7 @@ export interface Harness {
 /** A test database holding `data`, and the app over it. */
 export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
   const database = await testDatabase(options.data)
-  // the app connects as the service does (its descriptor's options: the digits it serves), the test reads all of them
-  const served = options.connect
-    ? await options.connect(database)
-    : createDatabase<EnergyDatabase>(database.url, { max: 4, ...energyService.databaseOptions })
+  const served = options.connect ? await options.connect(database) : database
   const app = await buildApp({
     database: served,
     // the alert timer evaluates once at start, then hourly: a test that wants it ticks (its

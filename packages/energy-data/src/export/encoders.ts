@@ -10,6 +10,7 @@
  * the export by 10-30 %; the repository still knows no format, only the expression it is given.
  */
 import { JSON_UTF8 } from '@campus/shared'
+import { servedSql } from '../domain/served.ts'
 
 export const DATA_FORMATS = {
   raw: JSON_UTF8,
@@ -88,9 +89,8 @@ function rowSql(format: DataFormat): RowSql {
       .map((f) => {
         let value: string
         if (f.kind === 'number') {
-          // NaN and infinities are not JSON numbers: written as missing values everywhere. The
-          // digits are the connection's (domain/served.ts)
-          value = `case when ${f.sql} > '-Infinity'::float8 and ${f.sql} < 'Infinity'::float8 then (${f.sql})::text else ${missing} end`
+          // NaN and infinities are not JSON numbers: written as missing values everywhere
+          value = servedSql(f.sql, missing)
         } else if (f.kind === 'integer') {
           value = `coalesce((${f.sql})::text, ${missing})`
         } else if (format === 'raw') {

@@ -26,11 +26,6 @@ export interface DatabaseOptions {
   connectionTimeoutMillis?: number
   statementTimeoutMillis?: number
   applicationName?: string
-  /**
-   * Significant digits of the doubles the database writes as text, 1 to 15 (PostgreSQL's
-   * extra_float_digits, set on each connection); unset, the shortest form that reads back exactly.
-   */
-  floatDigits?: number
   onError?: (error: Error) => void
 }
 
@@ -52,15 +47,6 @@ export function createDatabase<DB>(url: string, options: DatabaseOptions = {}): 
   // ...and so does a connection that drops while checked out between two queries; the
   // query in flight (if any) is rejected on its own, so here it is only reported.
   pool.on('connect', (client) => client.on('error', (error) => options.onError?.(error)))
-  const { floatDigits } = options
-  if (floatDigits !== undefined) {
-    if (!Number.isInteger(floatDigits) || floatDigits < 1 || floatDigits > 15)
-      throw new RangeError(`floatDigits must be an integer from 1 to 15, not ${floatDigits}`)
-    // queued ahead of the first query the connection is handed out for
-    pool.on('connect', (client) => {
-      client.query(`set extra_float_digits = ${floatDigits - 15}`).catch((error) => options.onError?.(error))
-    })
-  }
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) })
   let closed: Promise<void> | undefined
   return {

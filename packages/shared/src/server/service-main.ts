@@ -32,7 +32,6 @@ export async function openMigratedDatabase<DB>(
     service: descriptor.name,
     url: serviceEndpoints(descriptor, config).databaseUrl,
     dataDir: config.DATA_DIR,
-    ...(descriptor.databaseOptions ? { pool: descriptor.databaseOptions } : {}),
   })
   try {
     await ensureMigrated(database, descriptor.migrationsDir, config.MIGRATE_ON_START)

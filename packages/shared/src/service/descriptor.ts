@@ -1,5 +1,3 @@
-import type { DatabaseOptions } from '../db/database.ts'
-
 /**
  * What a service declares about itself in one place (its `src/service.ts`), so that whoever
  * starts, migrates or launches it (its own server and CLI, the stack, tests, benchmarks) reads
@@ -21,6 +19,4 @@ export interface ServiceDescriptor {
   readonly cliEntry: string
   /** Node flags it runs with in production (heap sizing measured for it). */
   readonly nodeOptions: readonly string[]
-  /** How its server and command line connect to its database, beyond the defaults. */
-  readonly databaseOptions?: DatabaseOptions
 }
