@@ -147,7 +147,7 @@ export async function nowSnapshot(
       description: m.description.replace(/^\d+\)\s*/, ''),
       unit: unitSymbol(m.unit_id),
       ...currentReading(m),
-      today: m.today,
+      today: m.today === null ? null : served(m.today),
     })),
     alerts: options.open
       .filter((a) => a.state === 'firing')
