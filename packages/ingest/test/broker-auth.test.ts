@@ -9,7 +9,7 @@ import { tmpdir, userInfo } from 'node:os'
 import { join } from 'node:path'
 import { type EnergyDatabase, energyService, findBrokerCredential } from '@campus/energy-data/live'
 import { freePort, runServiceCommand } from '@campus/shared'
-import { answersAt, serverProgram, type TestDatabase } from '@campus/shared/testing'
+import { answersAt, serverProgram, stopServerProgram, type TestDatabase } from '@campus/shared/testing'
 import mqtt, { type IClientOptions, type MqttClient } from 'mqtt'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startEmbeddedBroker } from '../src/broker.ts'
@@ -71,9 +71,7 @@ async function startMosquitto(): Promise<{ url: string; close: () => Promise<voi
     url,
     version: 5,
     close: async () => {
-      const exited = new Promise((resolve) => child.once('exit', resolve))
-      child.kill('SIGTERM')
-      await exited
+      await stopServerProgram(child)
       rmSync(dir, { recursive: true, force: true })
     },
   }

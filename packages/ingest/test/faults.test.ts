@@ -4,7 +4,7 @@ import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { freePort, launchService, type RunningService } from '@campus/shared'
-import { needsService, serverProgram, startTcpProxy } from '@campus/shared/testing'
+import { needsService, serverProgram, startTcpProxy, stopServerProgram } from '@campus/shared/testing'
 import mqtt from 'mqtt'
 import { afterAll, describe, expect, it } from 'vitest'
 import { ingestService, senmlTopic } from '../src/service.ts'
@@ -203,11 +203,7 @@ describe.runIf(onBroker)('ingest faults', () => {
         await ingest.stop('SIGKILL')
         await proxy.close()
         // mosquitto saves its sessions as it stops: the folder goes once it has exited
-        if (broker.exitCode === null && broker.signalCode === null) {
-          const exited = new Promise((r) => broker.once('exit', r))
-          broker.kill('SIGTERM')
-          await exited
-        }
+        await stopServerProgram(broker)
         rmSync(dir, { recursive: true, force: true })
       }
     },

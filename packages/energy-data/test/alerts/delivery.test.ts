@@ -13,7 +13,7 @@ import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { freePort } from '@campus/shared'
-import type { TestDatabase } from '@campus/shared/testing'
+import { stopServerProgram, type TestDatabase } from '@campus/shared/testing'
 import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { SIGNATURE_HEADER } from '../../src/alerts/delivery.ts'
@@ -163,7 +163,7 @@ describe.runIf(ALERTMANAGER || process.env.CI)('alert delivery: Alertmanager and
     await app?.close()
     await database?.close()
     receiver.server.close()
-    alertmanager?.process.kill()
+    if (alertmanager) await stopServerProgram(alertmanager.process)
     rmSync(dir, { recursive: true, force: true })
   })
 

@@ -31,5 +31,5 @@ export {
   secretHeaderValues,
 } from './hostile-http.ts'
 export { type RawResponse, rawRequest } from './raw-http.ts'
-export { needsService, serverProgram } from './requirements.ts'
+export { needsService, serverProgram, stopServerProgram } from './requirements.ts'
 export { startTcpProxy, type TcpProxy } from './tcp-proxy.ts'

@@ -1,3 +1,4 @@
+import type { ChildProcess } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { answersAt } from '../net.ts'
@@ -34,4 +35,15 @@ export function serverProgram(name: string): string | undefined {
   return [...(process.env.PATH ?? '').split(':').filter(Boolean), '/usr/sbin', '/usr/local/sbin']
     .map((dir) => join(dir, name))
     .find((file) => existsSync(file))
+}
+
+/**
+ * Stops a server a test started and waits for it to exit: a server saves its state as it stops
+ * (Mosquitto its sessions, Alertmanager its silences), so its data folder can go only afterwards.
+ */
+export async function stopServerProgram(child: ChildProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return
+  const exited = new Promise((resolve) => child.once('exit', resolve))
+  child.kill(signal)
+  await exited
 }
