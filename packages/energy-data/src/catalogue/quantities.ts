@@ -121,13 +121,25 @@ export const SENML_UNIT_OF: Readonly<Partial<Record<UnitId, string>>> = Object.f
  * How a value in a SenML unit becomes one in a meter's unit, when one is a multiple of the other
  * (W to kW, Wh to kWh, L to m³); a reason otherwise. Without a unit, the meter's own is assumed.
  */
-export function senmlConversion(
-  symbol: string | undefined,
-  to: UnitId,
-): { convert: (value: number) => number } | { reason: string } {
-  if (symbol === undefined) return { convert: (v) => v }
+export function senmlConversion(symbol: string | undefined, to: UnitId): SenmlConversion {
+  if (symbol === undefined) return AS_SENT
   const from = Object.hasOwn(SENML_UNITS, symbol) ? SENML_UNITS[symbol] : undefined
   if (!from) return { reason: `unit ${JSON.stringify(symbol)} is not a SenML unit this service knows` }
+  // every sample asks: the known pairs' answers are made once (their number is bounded by the tables)
+  const known = `${symbol} ${to}`
+  let conversion = CONVERSIONS.get(known)
+  if (!conversion) {
+    conversion = knownConversion(symbol, from, to)
+    CONVERSIONS.set(known, conversion)
+  }
+  return conversion
+}
+
+type SenmlConversion = { convert: (value: number) => number } | { reason: string }
+const AS_SENT: SenmlConversion = { convert: (v) => v }
+const CONVERSIONS = new Map<string, SenmlConversion>()
+
+function knownConversion(symbol: string, from: UnitId, to: UnitId): SenmlConversion {
   if (UNITS[from].dimension !== UNITS[to].dimension) {
     return { reason: `unit ${symbol} does not convert to the meter's ${UNITS[to].symbol}` }
   }

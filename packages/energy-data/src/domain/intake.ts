@@ -132,7 +132,7 @@ export function resolveMessage(message: LiveMessage, maxBytes: number): Resolved
   const wanted = (index: number) => message.onlyRecord === undefined || message.onlyRecord === index
   return {
     message,
-    samples: pack.samples.filter((s) => wanted(s.index)),
+    samples: message.onlyRecord === undefined ? pack.samples : pack.samples.filter((s) => wanted(s.index)),
     refused: pack.refused
       .filter((r) => wanted(r.index))
       .map((r): Refused => ({ recordIndex: r.index, code: r.code, reason: r.reason })),
@@ -155,9 +155,12 @@ export function judgeMessage(
   const { message } = resolved
   const refused = [...resolved.refused]
   const samples: TakenSample[] = []
-  for (const sample of resolved.samples) {
-    const refuse = (code: RefusalCode, reason: string) =>
-      refused.push({ recordIndex: sample.index, code, reason: shortened(reason) })
+  let sample: SenmlSample
+  const refuse = (code: RefusalCode, reason: string) =>
+    refused.push({ recordIndex: sample.index, code, reason: shortened(reason) })
+  // the instant in words, only for a refusal's reason (most samples are taken)
+  const at = () => iso(Math.floor(sample.timeUs / 1000))
+  for (sample of resolved.samples) {
     const meter = meters.get(sample.meterId)
     if (!meter) {
       refuse('unknown_meter', `unknown meter ${sample.meterId}`)
@@ -186,28 +189,26 @@ export function judgeMessage(
       continue
     }
     const ms = sample.timeUs / 1000
-    // the instant in words only for a refusal's reason (most samples are taken)
-    const at = { toString: () => iso(Math.floor(ms)) }
     if (meter.fromMs !== null && ms < meter.fromMs) {
-      refuse('before_install', `${at} is before meter ${meter.id} was installed (${iso(meter.fromMs)})`)
+      refuse('before_install', `${at()} is before meter ${meter.id} was installed (${iso(meter.fromMs)})`)
       continue
     }
     if (meter.toMs !== null && ms >= meter.toMs) {
-      refuse('after_removal', `${at} is after meter ${meter.id} was removed (${iso(meter.toMs)})`)
+      refuse('after_removal', `${at()} is after meter ${meter.id} was removed (${iso(meter.toMs)})`)
       continue
     }
     if (ms > message.receivedMs + limits.maxFutureMs) {
-      refuse('future', `${at} is more than ${limits.maxFutureMs / 1000} s ahead of the time the message arrived`)
+      refuse('future', `${at()} is more than ${limits.maxFutureMs / 1000} s ahead of the time the message arrived`)
       continue
     }
     if (ms < message.receivedMs - limits.maxAgeMs) {
-      refuse('too_old', `${at} is more than ${limits.maxAgeMs / 86_400_000} days before the message arrived`)
+      refuse('too_old', `${at()} is more than ${limits.maxAgeMs / 86_400_000} days before the message arrived`)
       continue
     }
     if (meter.liveFromMs !== null && ms < meter.liveFromMs) {
       refuse(
         'before_live',
-        `${at} is before meter ${meter.id} takes live samples (${iso(meter.liveFromMs)}): a seed or an import wrote its quarter hours up to then`,
+        `${at()} is before meter ${meter.id} takes live samples (${iso(meter.liveFromMs)}): a seed or an import wrote its quarter hours up to then`,
       )
       continue
     }

@@ -51,9 +51,10 @@ const isObject = (x: unknown): x is Record<string, unknown> => typeof x === 'obj
 export function resolvePack(pack: unknown, nowMs: number): SenmlPack {
   if (!Array.isArray(pack)) return { ok: false, reason: 'not a SenML pack: a JSON array of records is expected' }
   if (pack.length === 0) return { ok: false, reason: 'not a SenML pack: the array holds no record' }
-  for (const [index, record] of pack.entries()) {
+  for (let index = 0; index < pack.length; index++) {
+    const record: unknown = pack[index]
     if (!isObject(record)) return { ok: false, reason: `not a SenML pack: record ${index} is not an object` }
-    const unknown = Object.keys(record).find((label) => label.endsWith('_') && !KNOWN.has(label))
+    const unknown = mustUnderstand(record)
     if (unknown) return { ok: false, reason: shortened(`record ${index} has the must-understand label ${unknown}`) }
     if (record.bver !== undefined && (typeof record.bver !== 'number' || record.bver > HIGHEST_VERSION)) {
       return { ok: false, reason: shortened(`record ${index}: SenML version ${String(record.bver)} is not supported`) }
@@ -62,71 +63,92 @@ export function resolvePack(pack: unknown, nowMs: number): SenmlPack {
   const samples: SenmlSample[] = []
   const refused: SenmlRefusal[] = []
   const base = { bn: '', bt: 0, bu: undefined as string | undefined, bv: 0, bs: 0 }
-  for (const [index, raw] of (pack as Array<Record<string, unknown>>).entries()) {
-    const refuse = (reason: string, code: SenmlRefusal['code'] = 'bad_record') =>
-      refused.push({ index, code, reason: shortened(reason) })
+  // a pack names few meters, record after record: each name is read once
+  const meterOfName = new Map<string, number | string>()
+  const refuse = (index: number, reason: string, code: SenmlRefusal['code'] = 'bad_record') =>
+    refused.push({ index, code, reason: shortened(reason) })
+  for (let index = 0; index < pack.length; index++) {
+    const raw = pack[index] as Record<string, unknown>
     // base fields apply to this record and every later one, until set again (section 4.5)
     const problem = readBase(raw, base)
     if (problem) {
-      refuse(problem)
+      refuse(index, problem)
       continue
     }
     if (raw.n !== undefined && typeof raw.n !== 'string') {
-      refuse('n is not a string')
+      refuse(index, 'n is not a string')
       continue
     }
     const name = base.bn + ((raw.n as string | undefined) ?? '')
-    if (!NAME.test(name)) {
-      refuse(name ? `name ${JSON.stringify(name)} is not a valid SenML name` : 'the record has no name')
-      continue
+    let meterId = meterOfName.get(name)
+    if (meterId === undefined) {
+      meterId = meterOfNameOrWhyNot(name)
+      if (meterOfName.size < MAX_NAMES_KEPT) meterOfName.set(name, meterId)
     }
-    const meter = METER_NAME.exec(name)
-    if (!meter) {
-      refuse(`name ${JSON.stringify(name)} is not urn:campus:meter:<meter id>`)
+    if (typeof meterId === 'string') {
+      refuse(index, meterId)
       continue
     }
     const unit = raw.u === undefined ? base.bu : raw.u
     if (unit !== undefined && typeof unit !== 'string') {
-      refuse('u is not a string')
+      refuse(index, 'u is not a string')
       continue
     }
     if (raw.t !== undefined && !finite(raw.t)) {
-      refuse('t is not a finite number')
+      refuse(index, 't is not a finite number')
       continue
     }
     const seconds = base.bt + ((raw.t as number | undefined) ?? 0)
     const timeUs = toMicroseconds(seconds < RELATIVE_LIMIT ? nowMs / 1000 + seconds : seconds)
     if (raw.vs !== undefined || raw.vb !== undefined || raw.vd !== undefined) {
-      refuse('a string, boolean or data value: measurements are numbers (v or s)', 'not_numeric')
+      refuse(index, 'a string, boolean or data value: measurements are numbers (v or s)', 'not_numeric')
       continue
     }
     const hasValue = raw.v !== undefined
     const hasSum = raw.s !== undefined
     if (hasValue && hasSum) {
-      refuse('both v and s: a record carries one reading, a value or the register (sum)')
+      refuse(index, 'both v and s: a record carries one reading, a value or the register (sum)')
       continue
     }
     if (!hasValue && !hasSum) {
-      refuse('no value: v (a reading) or s (a cumulative register) is expected')
+      refuse(index, 'no value: v (a reading) or s (a cumulative register) is expected')
       continue
     }
     const field = hasValue ? raw.v : raw.s
     if (!finite(field)) {
-      refuse(`${hasValue ? 'v' : 's'} is not a number`)
+      refuse(index, `${hasValue ? 'v' : 's'} is not a number`)
       continue
     }
     const value = (hasValue ? base.bv : base.bs) + (field as number)
     if (!Number.isFinite(value)) {
-      refuse('the resolved value is not finite', 'out_of_range')
+      refuse(index, 'the resolved value is not finite', 'out_of_range')
       continue
     }
     if (!Number.isSafeInteger(timeUs)) {
-      refuse(`t resolves to ${seconds} s, outside the calendar`)
+      refuse(index, `t resolves to ${seconds} s, outside the calendar`)
       continue
     }
-    samples.push({ index, meterId: Number(meter[1]), timeUs, unit, kind: hasValue ? 'value' : 'sum', value })
+    samples.push({ index, meterId, timeUs, unit, kind: hasValue ? 'value' : 'sum', value })
   }
   return { ok: true, samples, refused }
+}
+
+/** Names read per pack, at most (a pack of distinct made-up names reads each of the rest anew). */
+const MAX_NAMES_KEPT = 1024
+
+/** The meter a resolved name names, or why it names none. */
+function meterOfNameOrWhyNot(name: string): number | string {
+  if (!NAME.test(name))
+    return name ? `name ${JSON.stringify(name)} is not a valid SenML name` : 'the record has no name'
+  const meter = METER_NAME.exec(name)
+  if (!meter) return `name ${JSON.stringify(name)} is not urn:campus:meter:<meter id>`
+  return Number(meter[1])
+}
+
+/** The first label ending in `_` that this service does not understand (section 4.1), if any. */
+function mustUnderstand(record: Record<string, unknown>): string | undefined {
+  for (const label in record) if (label.endsWith('_') && !KNOWN.has(label)) return label
+  return undefined
 }
 
 const finite = (x: unknown): x is number => typeof x === 'number' && Number.isFinite(x)
@@ -150,6 +172,8 @@ export const shortened = (reason: string): string => {
   return text.length > REASON_CHARS ? `${text.slice(0, REASON_CHARS - 1)}…` : text
 }
 
+const BASE_NUMBERS = ['bt', 'bv', 'bs'] as const
+
 /** Applies the record's base fields to `base`; a reason when one of them is malformed. */
 function readBase(
   raw: Record<string, unknown>,
@@ -163,7 +187,7 @@ function readBase(
     if (typeof raw.bu !== 'string') return 'bu is not a string'
     base.bu = raw.bu
   }
-  for (const label of ['bt', 'bv', 'bs'] as const) {
+  for (const label of BASE_NUMBERS) {
     if (raw[label] === undefined) continue
     if (!finite(raw[label])) return `${label} is not a finite number`
     base[label] = raw[label]
