@@ -29,13 +29,13 @@ import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify'
 import Type from 'typebox'
 import type { IngestMetrics } from './metrics.ts'
 import { ingestService } from './service.ts'
-import { type BatchWriter, WriterUnavailable } from './writer.ts'
+import { type Writer, WriterUnavailable } from './writer.ts'
 
 export interface IngestAppOptions {
   database: Database<EnergyDatabase>
   metrics: IngestMetrics
   /** The one writer of live messages (the broker's too). */
-  writer: BatchWriter
+  writer: Writer
   logLevel?: string
   /** Largest pack taken, decompressed (INGEST_MAX_BODY_BYTES). */
   maxBodyBytes: number
@@ -262,7 +262,7 @@ export async function buildIngestApp(options: IngestAppOptions): Promise<Fastify
       }
       options.metrics.messages.inc({ transport: 'http' })
       const message = { source: `http:${credential.name}`, payload: request.body as Buffer, receivedMs: Date.now() }
-      let result: Awaited<ReturnType<BatchWriter['take']>>
+      let result: Awaited<ReturnType<Writer['take']>>
       try {
         result = await options.writer.take(message)
       } catch (error) {

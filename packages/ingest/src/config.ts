@@ -3,6 +3,9 @@ import { CommonConfig, ConfigError, DatabaseUrl, loadConfig, Port, TrustedProxie
 import Type, { type Static } from 'typebox'
 import { ingestService, TopicRoot } from './service.ts'
 
+/** Transactions written at once by default (INGEST_WRITERS): one a core of a small machine. */
+export const DEFAULT_WRITERS = 2
+
 const IngestConfigSchema = Type.Object({
   ...CommonConfig,
   INGEST_PORT: Port(ingestService.defaultPort),
@@ -92,6 +95,13 @@ const IngestConfigSchema = Type.Object({
     default: 1000,
     description:
       'Messages the broker may send ahead of their acknowledgement (MQTT 5 receive maximum); each is acknowledged after its commit, so they are the batches the writer commits together',
+  }),
+  INGEST_WRITERS: Type.Integer({
+    minimum: 1,
+    maximum: 16,
+    default: DEFAULT_WRITERS,
+    description:
+      'Transactions written at once, each for its own dataloggers (their meters differ, so they never wait for each other): the database writes one while the service reads the next',
   }),
   INGEST_BATCH_MESSAGES: Type.Integer({
     minimum: 1,

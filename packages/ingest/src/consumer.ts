@@ -1,7 +1,7 @@
 import { hostname } from 'node:os'
 import { type Subscriber, startSubscriber } from './mqtt-session.ts'
 import { DATALOGGER_OF_TOPIC, senmlTopics } from './service.ts'
-import type { BatchWriter } from './writer.ts'
+import type { Writer } from './writer.ts'
 
 export interface ConsumerOptions {
   url: string
@@ -18,7 +18,7 @@ export interface ConsumerOptions {
   maxMessageBytes: number
   /** The first level of the dataloggers' topics (MQTT_TOPIC_ROOT). */
   topicRoot: string
-  writer: BatchWriter
+  writer: Writer
   onMessage: () => void
   log: { info: (o: object, m: string) => void; warn: (o: object, m: string) => void }
 }

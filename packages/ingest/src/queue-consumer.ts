@@ -1,6 +1,6 @@
 import amqp, { type Channel, type ChannelModel, type ConsumeMessage } from 'amqplib'
 import { DATALOGGER_OF_TOPIC, senmlTopics } from './service.ts'
-import type { BatchWriter } from './writer.ts'
+import type { Writer } from './writer.ts'
 
 export interface QueueConsumerOptions {
   /** The broker's nodes (amqp://user:password@host:port): the consumer goes to the next when one is gone. */
@@ -13,7 +13,7 @@ export interface QueueConsumerOptions {
   topicRoot: string
   /** The largest message taken; a larger one is quarantined by its first bytes. */
   maxMessageBytes: number
-  writer: BatchWriter
+  writer: Writer
   onMessage: () => void
   log: { info: (o: object, m: string) => void; warn: (o: object, m: string) => void }
 }

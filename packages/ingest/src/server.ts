@@ -13,7 +13,8 @@ import { ingestMetrics } from './metrics.ts'
 import type { Subscriber } from './mqtt-session.ts'
 import { type QueueConsumer, startQueueConsumer } from './queue-consumer.ts'
 import { ingestService } from './service.ts'
-import { BatchWriter, writerReadiness } from './writer.ts'
+import { writerReadiness } from './writer.ts'
+import { WriterLanes } from './writer-lanes.ts'
 
 runMain(async () => {
   const config = loadIngestConfig()
@@ -22,23 +23,27 @@ runMain(async () => {
     descriptor: ingestService,
     config,
     build: async (database) => {
-      let writer: BatchWriter | undefined
+      let writer: WriterLanes | undefined
       let subscriber: Subscriber | undefined
       let queue: QueueConsumer | undefined
       const metrics = ingestMetrics(() => writer?.held ?? 0)
-      writer = new BatchWriter(database.pool, {
-        batchMessages: config.INGEST_BATCH_MESSAGES,
-        batchSamples: config.INGEST_BATCH_SAMPLES,
-        batchMs: config.INGEST_BATCH_MS,
-        limits: {
-          maxFutureMs: config.INGEST_MAX_FUTURE_SECONDS * 1000,
-          maxAgeMs: config.INGEST_MAX_AGE_DAYS * 86_400_000,
-          maxBytes: config.INGEST_MAX_BODY_BYTES,
+      writer = new WriterLanes(
+        database.pool,
+        {
+          batchMessages: config.INGEST_BATCH_MESSAGES,
+          batchSamples: config.INGEST_BATCH_SAMPLES,
+          batchMs: config.INGEST_BATCH_MS,
+          limits: {
+            maxFutureMs: config.INGEST_MAX_FUTURE_SECONDS * 1000,
+            maxAgeMs: config.INGEST_MAX_AGE_DAYS * 86_400_000,
+            maxBytes: config.INGEST_MAX_BODY_BYTES,
+          },
+          stallMs: config.INGEST_STALL_SECONDS * 1000,
+          metrics,
+          log: { info: (o, m) => app.log.info(o, m), warn: (o, m) => app.log.warn(o, m) },
         },
-        stallMs: config.INGEST_STALL_SECONDS * 1000,
-        metrics,
-        log: { info: (o, m) => app.log.info(o, m), warn: (o, m) => app.log.warn(o, m) },
-      })
+        config.INGEST_WRITERS,
+      )
       const held = writer
       const app = await buildIngestApp({
         database,

@@ -43,8 +43,24 @@ interface Pending {
   finished: boolean
 }
 
+/** What takes live messages and commits them: one writer, or several side by side (writer-lanes.ts). */
+export interface Writer {
+  /** Holds a broker's message; `done` runs once it is committed (then the broker may forget it). */
+  submit(message: LiveMessage, done: () => void): void
+  /** Takes an HTTP sender's message: its result once committed; WriterUnavailable when the database cannot take it now. */
+  take(message: LiveMessage): Promise<MessageResult>
+  /** Messages held and not yet committed. */
+  readonly held: number
+  /** Since when messages have been held without a commit, when longer than the stall bound; else undefined. */
+  stalledSince(now?: number): number | undefined
+  /** Writes what it holds (SIGTERM: drain), then takes nothing more. */
+  drain(withinMs?: number): Promise<void>
+  /** Stops at once, writing nothing more. */
+  abandon(): void
+}
+
 /** /health/ready's check of a writer: "ok", or since when messages wait without a commit. */
-export const writerReadiness = (writer: BatchWriter) => (): string => {
+export const writerReadiness = (writer: Writer) => (): string => {
   const since = writer.stalledSince()
   return since === undefined
     ? 'ok'
@@ -66,7 +82,7 @@ export class WriterUnavailable extends Error {
  * alone; that one is kept in the quarantine with the database's reason, so one bad message never
  * holds the stream.
  */
-export class BatchWriter {
+export class BatchWriter implements Writer {
   private readonly queue: Pending[] = []
   private timer: NodeJS.Timeout | undefined
   private writing: Promise<void> | undefined

@@ -2,11 +2,13 @@ import { createApiKey, type EnergyDatabase, seedEstate } from '@campus/energy-da
 import { createTestDatabase, type TestDatabase } from '@campus/shared/testing'
 import type { FastifyInstance } from 'fastify'
 import { buildIngestApp, type IngestAppOptions } from '../src/app.ts'
+import { DEFAULT_WRITERS } from '../src/config.ts'
 import { startConsumer } from '../src/consumer.ts'
 import { ingestMetrics } from '../src/metrics.ts'
 import type { Subscriber } from '../src/mqtt-session.ts'
 import { ingestService } from '../src/service.ts'
-import { BatchWriter, writerReadiness } from '../src/writer.ts'
+import { writerReadiness } from '../src/writer.ts'
+import { WriterLanes } from '../src/writer-lanes.ts'
 
 export const MINUTE = 60_000
 export const QUARTER = 15 * MINUTE
@@ -29,7 +31,7 @@ export async function ingestDatabase(): Promise<{
 
 export interface Ingest {
   app: FastifyInstance
-  writer: BatchWriter
+  writer: WriterLanes
   subscriber: Subscriber | undefined
   shared: boolean
   metrics: ReturnType<typeof ingestMetrics>
@@ -50,19 +52,23 @@ export async function startIngest(
     app?: Pick<IngestAppOptions, 'metricsToken' | 'trustedProxies' | 'credentialLimit'>
   } = {},
 ): Promise<Ingest> {
-  let writer: BatchWriter | undefined
+  let writer: WriterLanes | undefined
   const metrics = ingestMetrics(() => writer?.held ?? 0)
   const limits = { ...TEST_LIMITS, ...options.limits }
   const quiet = { warn: () => undefined, info: () => undefined }
-  writer = new BatchWriter(database.pool, {
-    batchMessages: 100,
-    batchSamples: 20_000,
-    batchMs: 0,
-    limits,
-    stallMs: options.stallMs ?? 60_000,
-    metrics,
-    log: quiet,
-  })
+  writer = new WriterLanes(
+    database.pool,
+    {
+      batchMessages: 100,
+      batchSamples: 20_000,
+      batchMs: 0,
+      limits,
+      stallMs: options.stallMs ?? 60_000,
+      metrics,
+      log: quiet,
+    },
+    DEFAULT_WRITERS,
+  )
   const held = writer
   const app = await buildIngestApp({
     database,
