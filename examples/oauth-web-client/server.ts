@@ -190,7 +190,7 @@ export async function startExample(options: ExampleOptions): Promise<{ url: stri
 if (import.meta.url === `file://${process.argv[1]}`) {
   if (!process.env.CLIENT_ID) {
     console.error(
-      'CLIENT_ID is required (and CLIENT_SECRET for a confidential application): see README.md beside this file',
+      'CLIENT_ID is required (and CLIENT_SECRET for a confidential application): see examples/oauth-web-client/README.md',
     )
     process.exit(2)
   }

@@ -63,7 +63,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const env = (name: string, fallback?: string) => {
     const value = process.env[name] || fallback
     if (!value) {
-      console.error(`${name} is required: see README.md beside this file`)
+      console.error(`${name} is required: see examples/spa/README.md`)
       process.exit(2)
     }
     return value

@@ -109,7 +109,7 @@ describe('health probes', () => {
 })
 
 describe('probe logging', () => {
-  it('a probe answered OK is logged at debug, not info; other requests at info', async () => {
+  it('a probe answered OK is logged at debug, not info, and so is "not ready" before the first OK; other requests at info', async () => {
     const testDb = await createTestDatabase<unknown>('probelog', migrationsDir)
     const lines: Array<{ level: number; req?: { url: string } }> = []
     const options = serverOptions('test', 'info')
@@ -117,6 +117,7 @@ describe('probe logging', () => {
       ...options,
       logger: { ...(options.logger as object), stream: { write: (line: string) => lines.push(JSON.parse(line)) } },
     })
+    let broker = 'not subscribed yet'
     try {
       await registerPlatform(app, {
         service: 'test',
@@ -124,13 +125,21 @@ describe('probe logging', () => {
         db: testDb.db,
         migrations: readMigrations(migrationsDir),
         openapi: { info: { title: 'test', version: '0.0.0' } },
+        readiness: { broker: () => broker },
       })
       await migrate(testDb.db, readMigrations(migrationsDir))
+      // starting: not ready yet, as a launcher polling readiness sees it
+      expect((await app.inject('/health/ready')).statusCode).toBe(503)
+      broker = 'ok'
       expect((await app.inject('/health/live')).statusCode).toBe(200)
       expect((await app.inject('/health/ready')).statusCode).toBe(200)
       expect((await app.inject('/nowhere')).statusCode).toBe(404)
-      const logged = lines.filter((l) => l.req).map((l) => l.req?.url)
-      expect(logged).toEqual(['/nowhere'])
+      const logged = () => lines.filter((l) => l.req).map((l) => l.req?.url)
+      expect(logged()).toEqual(['/nowhere'])
+      // ready once, then no more: said at info
+      broker = 'disconnected'
+      expect((await app.inject('/health/ready')).statusCode).toBe(503)
+      expect(logged()).toEqual(['/nowhere', '/health/ready'])
     } finally {
       await app.close()
       await testDb.close()

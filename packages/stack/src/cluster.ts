@@ -19,6 +19,7 @@ import {
   createDatabase,
   createDatabaseIfMissing,
   migrate,
+  programAsTyped,
   readMigrations,
   runMain,
   type ServiceDescriptor,
@@ -26,7 +27,7 @@ import {
 import { alive, PostgresPair, RabbitCluster } from '@campus/shared/cluster'
 import { wireIdentity } from './identity.ts'
 
-const USAGE = `usage: pnpm cluster up | down [--purge]
+const USAGE = `usage: ${programAsTyped('pnpm cluster')} up | down [--purge]
 
 up     starts, on loopback: 3 RabbitMQ nodes (MQTT for the dataloggers, a quorum queue), a
        PostgreSQL primary and its streaming standby, 2 ingest instances, 2 data API instances

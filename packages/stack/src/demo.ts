@@ -1,7 +1,8 @@
 /**
  * `pnpm demo` (`npm run demo`): prints the "Try it" block of the first start again, with the
  * demo password and API key of the databases in use, from `<DATA_DIR>/demo.json`, and the
- * addresses the running stack announced (else those the configuration gives).
+ * addresses the running stack announced (else those the configuration gives, saying the stack is
+ * not running).
  */
 import { runMain, runningStack } from '@campus/shared'
 import { loadStackConfig } from './services.ts'
@@ -15,6 +16,11 @@ runMain(async () => {
       `no demo details for these databases in ${demoFile(config)}: npm start (or pnpm start) prepares them on its first start`,
     )
   }
-  const urls = runningStack()?.urls ?? serviceUrls(config)
-  process.stdout.write(`${tryItBlock(config, details, urls)}\n`)
+  const running = runningStack()
+  if (!running) {
+    process.stderr.write(
+      'The stack is not running: npm start (or pnpm start) starts it. The addresses below are those the configuration gives.\n',
+    )
+  }
+  process.stdout.write(`${tryItBlock(config, details, running?.urls ?? serviceUrls(config))}\n`)
 })

@@ -27,6 +27,7 @@ import {
   announceStack,
   launchService,
   liveProcess,
+  programAsTyped,
   runMain,
   type ServiceDatabase,
   type ServiceDescriptor,
@@ -43,7 +44,7 @@ import { prettyLine } from './pretty.ts'
 import { loadStackConfig, type StackConfig, services } from './services.ts'
 import { type DemoDetails, readDemoDetails, serviceUrls, tryItBlock, writeDemoDetails } from './try-it.ts'
 
-const USAGE = `usage: pnpm start [--watch]     (npm start; pnpm dev is pnpm start --watch)
+const USAGE = `usage: ${programAsTyped('pnpm start')} [--watch]     (pnpm dev, npm run dev: with --watch)
 
 Runs the services on their databases (the embedded one in DATA_DIR unless OAUTH_DATABASE_URL /
 ENERGY_DATABASE_URL is set) and the ingest service on an embedded MQTT broker (unless MQTT_URL is

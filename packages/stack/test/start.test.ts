@@ -240,6 +240,13 @@ describe('pnpm start', () => {
     expect(await exited).toBe(0)
     first = undefined
     expect(stack.filter(alive)).toEqual([])
+    // pnpm demo now: the same details (the live lines only while it runs), saying the stack is not running
+    const stopped = spawnSync(NODE[0]!, [...NODE.slice(1), src('demo.ts')], { env, encoding: 'utf8' })
+    expect(stopped.status).toBe(0)
+    const shown = stopped.stdout.trim().split('\n')
+    expect(shown.filter((line) => !block.includes(line))).toEqual([])
+    expect(shown.some((line) => line.includes('API key'))).toBe(true)
+    expect(stopped.stderr).toContain('The stack is not running: npm start (or pnpm start) starts it.')
 
     const again = startStack(['--watch'])
     expect(await waitFor(again.child, again.output, TRY_IT)).toBe(block)

@@ -49,7 +49,7 @@ export function registerHealth<DB>(
   app.get(
     '/health/live',
     {
-      config: { probe: true },
+      config: { probe: 'live' },
       schema: {
         tags,
         summary: 'Liveness probe',
@@ -62,7 +62,7 @@ export function registerHealth<DB>(
   app.get(
     '/health/ready',
     {
-      config: { probe: true },
+      config: { probe: 'ready' },
       schema: {
         tags,
         summary: 'Readiness probe',

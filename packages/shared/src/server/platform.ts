@@ -161,10 +161,16 @@ export async function registerPlatform<DB>(app: FastifyInstance, options: Platfo
     if (refused === undefined) return done()
     done(errors.validation(refused))
   })
+  // a probe answered OK is routine (an orchestrator asks every few seconds): debug, not info; so is
+  // "not ready" while the service starts (until its first OK): only a service that was ready and
+  // is no more says so at info
+  let beenReady = false
   app.addHook('onResponse', (request, reply, done) => {
     if (request.is404) metrics.recordUnmatched(request, reply)
-    // a probe answered OK is routine (an orchestrator asks every few seconds): debug, not info
-    const routine = reply.statusCode < 400 && (request.routeOptions.config as { probe?: boolean }).probe === true
+    const probe = (request.routeOptions.config as { probe?: 'live' | 'ready' }).probe
+    const ok = reply.statusCode < 400
+    const routine = probe !== undefined && (ok || !beenReady)
+    if (probe === 'ready' && ok) beenReady = true
     request.log[routine ? 'debug' : 'info'](
       { req: request, res: { statusCode: reply.statusCode }, responseTime: reply.elapsedTime },
       'request',

@@ -3,6 +3,7 @@ export { browserAvailable, CHROMIUM, launchChromium, screenshot } from './browse
 export {
   createTestDatabase,
   type DataSet,
+  dropTemplates,
   startEmptyEmbeddedPostgres,
   type TestDatabase,
   type TestDatabaseKind,
