@@ -140,9 +140,11 @@ export function resolveMessage(message: LiveMessage, maxBytes: number): Resolved
 }
 
 /** The meters the samples of these messages name. */
-export const namedMeters = (messages: readonly ResolvedMessage[]): number[] => [
-  ...new Set(messages.flatMap((m) => m.samples.map((s) => s.meterId))),
-]
+export function namedMeters(messages: readonly ResolvedMessage[]): number[] {
+  const meters = new Set<number>()
+  for (const m of messages) for (let i = 0; i < m.samples.length; i++) meters.add((m.samples[i] as SenmlSample).meterId)
+  return [...meters]
+}
 
 const iso = (ms: number) => new Date(ms).toISOString()
 
@@ -160,7 +162,8 @@ export function judgeMessage(
     refused.push({ recordIndex: sample.index, code, reason: shortened(reason) })
   // the instant in words, only for a refusal's reason (most samples are taken)
   const at = () => iso(Math.floor(sample.timeUs / 1000))
-  for (sample of resolved.samples) {
+  for (let i = 0; i < resolved.samples.length; i++) {
+    sample = resolved.samples[i] as SenmlSample
     const meter = meters.get(sample.meterId)
     if (!meter) {
       refuse('unknown_meter', `unknown meter ${sample.meterId}`)

@@ -63,8 +63,10 @@ export function resolvePack(pack: unknown, nowMs: number): SenmlPack {
   const samples: SenmlSample[] = []
   const refused: SenmlRefusal[] = []
   const base = { bn: '', bt: 0, bu: undefined as string | undefined, bv: 0, bs: 0 }
-  // a pack names few meters, record after record: each name is read once
-  const meterOfName = new Map<string, number | string>()
+  // a pack names few meters, record after record: each name is read once, by its base name and
+  // name (no joined string per record)
+  const meterOfName = new Map<string, Map<string, number | string>>()
+  let names = 0
   const refuse = (index: number, reason: string, code: SenmlRefusal['code'] = 'bad_record') =>
     refused.push({ index, code, reason: shortened(reason) })
   for (let index = 0; index < pack.length; index++) {
@@ -79,11 +81,19 @@ export function resolvePack(pack: unknown, nowMs: number): SenmlPack {
       refuse(index, 'n is not a string')
       continue
     }
-    const name = base.bn + ((raw.n as string | undefined) ?? '')
-    let meterId = meterOfName.get(name)
+    const n = (raw.n as string | undefined) ?? ''
+    let ofBase = meterOfName.get(base.bn)
+    let meterId = ofBase?.get(n)
     if (meterId === undefined) {
-      meterId = meterOfNameOrWhyNot(name)
-      if (meterOfName.size < MAX_NAMES_KEPT) meterOfName.set(name, meterId)
+      meterId = meterOfNameOrWhyNot(base.bn + n)
+      if (names < MAX_NAMES_KEPT) {
+        if (!ofBase) {
+          ofBase = new Map()
+          meterOfName.set(base.bn, ofBase)
+        }
+        ofBase.set(n, meterId)
+        names++
+      }
     }
     if (typeof meterId === 'string') {
       refuse(index, meterId)

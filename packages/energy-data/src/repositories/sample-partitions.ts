@@ -13,13 +13,18 @@ export const monthOf = (us: number): string => {
   return `${d.getUTCFullYear()}-${String(d.getUTCMonth() + 1).padStart(2, '0')}-01T00:00:00Z`
 }
 
-/** The months of these instants (epoch microseconds), as `ensure_sample_partition` takes them. */
-export function monthsOf(instantsUs: Iterable<number>): string[] {
+/**
+ * The months of `count` instants (epoch microseconds, the i-th `instantUs(i)`), as
+ * `ensure_sample_partition` takes them: read in place, a batch's thousands of instants need no
+ * array of their own.
+ */
+export function monthsOf(count: number, instantUs: (i: number) => number): string[] {
   const months = new Set<string>()
   // the month of the last instant, and its bounds: a batch's instants mostly share a month
   let from = Number.POSITIVE_INFINITY
   let to = Number.NEGATIVE_INFINITY
-  for (const us of instantsUs) {
+  for (let i = 0; i < count; i++) {
+    const us = instantUs(i)
     if (us >= from && us < to) continue
     const d = new Date(Math.floor(us / 1000))
     from = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1) * 1000
@@ -32,9 +37,11 @@ export function monthsOf(instantsUs: Iterable<number>): string[] {
 /** The partitions of the months holding these instants (epoch microseconds), made where missing. */
 export async function ensureSamplePartitions(
   client: pg.PoolClient | pg.Pool,
-  instantsUs: Iterable<number>,
+  instantsUs: readonly number[],
 ): Promise<void> {
-  await client.query('select ensure_sample_partition(m) from unnest($1::timestamptz[]) as m', [monthsOf(instantsUs)])
+  await client.query('select ensure_sample_partition(m) from unnest($1::timestamptz[]) as m', [
+    monthsOf(instantsUs.length, (i) => instantsUs[i] as number),
+  ])
 }
 
 /** This month's and the next month's partitions, made ahead of the samples that will need them. */

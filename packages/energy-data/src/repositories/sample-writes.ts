@@ -24,6 +24,7 @@ import {
   registerSteps,
 } from '../domain/quarter-fold.ts'
 import { QUARTER_MS } from '../domain/time.ts'
+import { binaryArray } from './binary-arrays.ts'
 import { quarantineRefusals } from './quarantine-writes.ts'
 import { finishQuarterWrites, quarterKey, readQuarters } from './quarter-writes.ts'
 import type { MeterChange } from './rollup-deltas.ts'
@@ -99,39 +100,47 @@ const sampleKey = (meterId: number, us: number): string => `${meterId}@${us}`
 const quarterOf = (us: number): number => Math.floor(us / 1000 / QUARTER_MS) * QUARTER_MS
 
 /**
- * An array parameter written out by hand (`{1,2,3}`): numbers and the two reading words need no
- * quoting, and pg's own writer escapes element by element (a third of a large batch's time).
- */
-const arrayText = (values: ReadonlyArray<number | string>): string => `{${values.join(',')}}`
-
-/**
  * The samples in key order (meter, then instant), each instant of a meter once: the first sent.
  * A pack's records of a meter come in time order, so a meter's samples are sorted only when they
- * do not (the batch is grouped by meter, not sorted whole).
+ * do not: the batch is grouped by meter (counted, then placed: one index array for the batch).
  */
 function inKeyOrder(
   samples: readonly TakenSample[],
   owners: readonly number[],
 ): { samples: TakenSample[]; owners: number[] } {
-  const byMeter = new Map<number, number[]>()
+  const counts = new Map<number, number>()
   for (let i = 0; i < samples.length; i++) {
     const meterId = (samples[i] as TakenSample).meterId
-    let indices = byMeter.get(meterId)
-    if (!indices) {
-      indices = []
-      byMeter.set(meterId, indices)
-    }
-    indices.push(i)
+    counts.set(meterId, (counts.get(meterId) ?? 0) + 1)
+  }
+  const meters = [...counts.keys()].sort((a, b) => a - b)
+  const start = new Map<number, number>()
+  let offset = 0
+  for (const meterId of meters) {
+    start.set(meterId, offset)
+    offset += counts.get(meterId) as number
+  }
+  const order = new Int32Array(samples.length)
+  const cursor = new Map(start)
+  for (let i = 0; i < samples.length; i++) {
+    const meterId = (samples[i] as TakenSample).meterId
+    const at = cursor.get(meterId) as number
+    order[at] = i
+    cursor.set(meterId, at + 1)
   }
   const timeOf = (i: number) => (samples[i] as TakenSample).timeUs
   const ordered = { samples: [] as TakenSample[], owners: [] as number[] }
-  for (const meterId of [...byMeter.keys()].sort((a, b) => a - b)) {
-    const indices = byMeter.get(meterId) as number[]
-    if (indices.some((i, k) => k > 0 && timeOf(i) < timeOf(indices[k - 1] as number))) {
-      indices.sort((a, b) => timeOf(a) - timeOf(b) || a - b)
+  for (const meterId of meters) {
+    const from = start.get(meterId) as number
+    const to = from + (counts.get(meterId) as number)
+    for (let k = from + 1; k < to; k++) {
+      if (timeOf(order[k] as number) >= timeOf(order[k - 1] as number)) continue
+      order.subarray(from, to).sort((a, b) => timeOf(a) - timeOf(b) || a - b)
+      break
     }
     let last: number | undefined
-    for (const i of indices) {
+    for (let k = from; k < to; k++) {
+      const i = order[k] as number
       if (timeOf(i) === last) continue
       last = timeOf(i)
       ordered.samples.push(samples[i] as TakenSample)
@@ -157,15 +166,18 @@ const UNIQUE_VIOLATION = '23505'
  * one (the usual case: then no key comes back, one row instead of one per sample).
  */
 async function storeSamples(client: pg.PoolClient, sorted: readonly TakenSample[]): Promise<Set<string> | 'all'> {
+  const n = sorted.length
+  const at = (i: number) => sorted[i] as TakenSample
   const params = [
-    arrayText(sorted.map((s) => s.meterId)),
-    arrayText(sorted.map((s) => s.timeUs)),
-    arrayText(sorted.map((s) => s.reading)),
-    arrayText(sorted.map((s) => s.value)),
+    binaryArray('int4', n, (i) => at(i).meterId),
+    binaryArray('int8', n, (i) => at(i).timeUs),
+    binaryArray('bool', n, (i) => at(i).reading === 'register'),
+    binaryArray('float8', n, (i) => at(i).value),
   ]
   const insert = `insert into meter_samples (meter_id, at, reading, value)
-     select meter_id, timestamptz 'epoch' + us * interval '1 microsecond', reading, value
-     from unnest($1::int[], $2::int8[], $3::text[], $4::float8[]) as s(meter_id, us, reading, value)`
+     select meter_id, timestamptz 'epoch' + us * interval '1 microsecond',
+       case when register then 'register' else 'value' end, value
+     from unnest($1::int[], $2::int8[], $3::bool[], $4::float8[]) as s(meter_id, us, register, value)`
   if (sorted.length >= PLAIN_INSERT_FROM) {
     await client.query('savepoint plain_samples')
     try {
@@ -342,7 +354,8 @@ async function quarterChanges(client: pg.PoolClient, stored: readonly TakenSampl
     addSample(current.c, value, plausibleOf(meterId), restarted)
   }
   const registers = new Map<number, TakenSample[]>()
-  for (const s of stored) {
+  for (let k = 0; k < stored.length; k++) {
+    const s = stored[k] as TakenSample
     if (s.reading === 'value') add(s.meterId, s.timeUs, s.value, false)
     else {
       const readings = registers.get(s.meterId)
@@ -406,9 +419,11 @@ export async function takeMessages(
   // the first of a meter's instant in the batch is the one taken (owned by its message); the others are duplicates
   const all: TakenSample[] = []
   const allOwners: number[] = []
+  // indexed loops on the per-sample paths: a function run once a batch is seldom optimized, and
+  // its for-of loops then make an iterator result per element
   intakes.forEach((intake, i) => {
-    for (const s of intake.samples) {
-      all.push(s)
+    for (let k = 0; k < intake.samples.length; k++) {
+      all.push(intake.samples[k] as TakenSample)
       allOwners.push(i)
     }
   })
@@ -416,10 +431,15 @@ export async function takeMessages(
   let fresh = taken
   let quarters = 0
   if (taken.samples.length > 0) {
+    const meters: number[] = []
+    for (let k = 0; k < taken.samples.length; k++) {
+      const meterId = (taken.samples[k] as TakenSample).meterId
+      if (meters.at(-1) !== meterId) meters.push(meterId)
+    }
     await lockForWrite(
       client,
-      taken.samples.map((s) => s.meterId),
-      monthsOf(taken.samples.map((s) => s.timeUs)),
+      meters,
+      monthsOf(taken.samples.length, (i) => (taken.samples[i] as TakenSample).timeUs),
     )
     const stored = await storeSamples(client, taken.samples)
     if (stored !== 'all') {
