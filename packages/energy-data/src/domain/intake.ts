@@ -6,7 +6,7 @@
  * in the transaction that writes it.
  */
 import { KINDS, type KindName, REFUSED_MAGNITUDE, senmlConversion, type UnitId } from '../catalogue/quantities.ts'
-import { resolvePack, type SenmlSample, shortened } from './senml.ts'
+import { type Reading, resolvePack, type SenmlSample, shortened } from './senml.ts'
 
 export interface MeterFacts {
   id: number
@@ -37,8 +37,7 @@ export interface LiveMessage {
   onlyRecord?: number
 }
 
-/** `value`: a reading (an amount meter's increment); `register`: a cumulative register reading. */
-export type Reading = 'value' | 'register'
+export type { Reading }
 
 export interface TakenSample {
   meterId: number
@@ -174,7 +173,7 @@ export function judgeMessage(
       continue
     }
     const amount = KINDS[meter.kind].combination === 'sum'
-    if (sample.kind === 'sum' && !amount) {
+    if (sample.reading === 'register' && !amount) {
       refuse(
         'register_of_mean',
         `a register (s) for meter ${meter.id}, a ${meter.kind} meter: only energy and volume meters keep one`,
@@ -215,12 +214,12 @@ export function judgeMessage(
       )
       continue
     }
-    samples.push({
-      meterId: meter.id,
-      timeUs: sample.timeUs,
-      reading: sample.kind === 'sum' ? 'register' : 'value',
-      value,
-    })
+    // the sample as read, unless its unit was converted (one object less a sample; never changed)
+    samples.push(
+      value === sample.value
+        ? sample
+        : { meterId: sample.meterId, timeUs: sample.timeUs, reading: sample.reading, value },
+    )
   }
   return { samples, refused }
 }

@@ -7,6 +7,9 @@
  * encoders), so this is the service's own.
  */
 
+/** `value`: a reading (`v`, an amount meter's increment); `register`: a cumulative register reading (`s`). */
+export type Reading = 'value' | 'register'
+
 /** One record, resolved: a numeric value (`v`) or a cumulative sum (`s`, a meter's register). */
 export interface SenmlSample {
   /** Position of the record in the pack, from 0. */
@@ -16,7 +19,7 @@ export interface SenmlSample {
   timeUs: number
   /** SenML unit symbol as sent (`bu` or `u`), or undefined. */
   unit: string | undefined
-  kind: 'value' | 'sum'
+  reading: Reading
   value: number
 }
 
@@ -138,7 +141,7 @@ export function resolvePack(pack: unknown, nowMs: number): SenmlPack {
       refuse(index, `t resolves to ${seconds} s, outside the calendar`)
       continue
     }
-    samples.push({ index, meterId, timeUs, unit, kind: hasValue ? 'value' : 'sum', value })
+    samples.push({ index, meterId, timeUs, unit, reading: hasValue ? 'value' : 'register', value })
   }
   return { ok: true, samples, refused }
 }

@@ -46,9 +46,9 @@ describe('resolvePack', () => {
       NOW,
     )
     expect(resolved.ok && resolved.samples).toEqual([
-      { index: 0, meterId: 860, timeUs: (NOW - 60_000) * 1000, unit: 'kWh', kind: 'value', value: 1002.5 },
-      { index: 1, meterId: 860, timeUs: NOW * 1000, unit: undefined, kind: 'sum', value: 50_012.25 },
-      { index: 2, meterId: 860, timeUs: 1.7e12 * 1000, unit: undefined, kind: 'value', value: 999 },
+      { index: 0, meterId: 860, timeUs: (NOW - 60_000) * 1000, unit: 'kWh', reading: 'value', value: 1002.5 },
+      { index: 1, meterId: 860, timeUs: NOW * 1000, unit: undefined, reading: 'register', value: 50_012.25 },
+      { index: 2, meterId: 860, timeUs: 1.7e12 * 1000, unit: undefined, reading: 'value', value: 999 },
     ])
   })
 
