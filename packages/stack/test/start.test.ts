@@ -93,11 +93,19 @@ function waitFor(child: ChildProcess, output: () => string, pattern: RegExp): Pr
 }
 
 describe('pnpm start', () => {
-  it('--help prints the usage and starts nothing; an unknown flag is a usage mistake', () => {
-    const help = spawnSync(NODE[0]!, [...NODE.slice(1), src('start.ts'), '--help'], { env, encoding: 'utf8' })
+  it('--help prints the usage, as the person typed the command, and starts nothing; an unknown flag is a usage mistake', () => {
+    const helpUnder = (agent: string) =>
+      spawnSync(NODE[0]!, [...NODE.slice(1), src('start.ts'), '--help'], {
+        env: { ...env, npm_config_user_agent: agent },
+        encoding: 'utf8',
+      })
+    const help = helpUnder('pnpm/12.21.0 npm/? node/v24.0.0 linux x64')
     expect(help.status).toBe(0)
     expect(help.stdout).toContain('usage: pnpm start [--watch]')
     expect(help.stdout).not.toContain('[db]')
+    expect(helpUnder('npm/10.9.0 node/v20.20.2 linux x64 workspaces/false').stdout).toContain(
+      'usage: npm start -- [--watch]',
+    )
     const wrong = spawnSync(NODE[0]!, [...NODE.slice(1), src('start.ts'), '--wacth'], { env, encoding: 'utf8' })
     expect(wrong.status).toBe(2)
     expect(wrong.stderr).toContain("Unknown option '--wacth'")

@@ -69,13 +69,17 @@ const HELP = new Set(['--help', '-h', 'help'])
 /** Whether the arguments ask for the usage (`--help`, `-h`, `help`). */
 export const asksForHelp = (args: readonly string[]): boolean => args.some((arg) => HELP.has(arg))
 
+/** Scripts npm runs by their own name (`npm start`, not `npm run start`). */
+const NPM_COMMANDS = new Set(['start', 'test', 'stop', 'restart'])
+
 /**
- * The program as the person typed it: `npm run oauth --` when npm ran it (the README's form),
- * else the program's name (`pnpm oauth`).
+ * The program as the person typed it: `npm run oauth --` (or `npm start --`) when npm ran it (the
+ * README's form), else the program's name (`pnpm oauth`).
  */
 export function programAsTyped(program: string, env: NodeJS.ProcessEnv = process.env): string {
   const script = /^pnpm (\S+)$/.exec(program)?.[1]
-  return script && env.npm_config_user_agent?.startsWith('npm/') ? `npm run ${script} --` : program
+  if (!script || !env.npm_config_user_agent?.startsWith('npm/')) return program
+  return NPM_COMMANDS.has(script) ? `npm ${script} --` : `npm run ${script} --`
 }
 
 function usageText<Context>(program: string, commands: Record<string, Command<Context>>): string {
