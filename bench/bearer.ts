@@ -23,7 +23,7 @@ import { oauthService } from '../packages/oauth-server/src/service.ts'
 import { launchService, type RunningService } from '../packages/shared/src/index.ts'
 import { energyNodeFlags, startEnergyService } from './energy-support.ts'
 import { alternating, type CannonResult, cannon, throughput } from './load.ts'
-import { BENCH_SERVER_URL, benchDatabase, median } from './support.ts'
+import { BENCH_SERVER_URL, benchDatabase, goalLine, median } from './support.ts'
 
 const ADMIN_URL = process.argv[2] ?? BENCH_SERVER_URL
 const line = (text: string) => process.stdout.write(`${text}\n`)
@@ -95,6 +95,13 @@ async function main() {
     }
     const ratio = median(runs.bearer) / median(runs.key)
     line(`   ratio bearer/x-api-key = ${ratio.toFixed(2)} (goal >= 0.9)`)
+    line(
+      goalLine(
+        'bearer / x-api-key, one day of /data/pv',
+        runs.bearer.map((b, i) => b / (runs.key[i] as number)),
+        { atLeast: 0.9 },
+      ),
+    )
   } finally {
     const child = energy?.child
     if (child && child.exitCode === null) {
