@@ -5,6 +5,8 @@ import { ingestService, TopicRoot } from './service.ts'
 
 /** Transactions written at once by default (INGEST_WRITERS): one a core of a small machine. */
 export const DEFAULT_WRITERS = 2
+/** Megabytes of messages held ahead of their acknowledgement (INGEST_IN_FLIGHT_MB): within the 192 MB heap, parsed. */
+export const DEFAULT_IN_FLIGHT_MB = 16
 
 const IngestConfigSchema = Type.Object({
   ...CommonConfig,
@@ -96,12 +98,19 @@ const IngestConfigSchema = Type.Object({
     description:
       'Messages the broker may send ahead of their acknowledgement (MQTT 5 receive maximum); each is acknowledged after its commit, so they are the batches the writer commits together',
   }),
+  INGEST_IN_FLIGHT_MB: Type.Integer({
+    minimum: 1,
+    maximum: 1024,
+    default: DEFAULT_IN_FLIGHT_MB,
+    description:
+      'Megabytes of messages held ahead of their acknowledgement: past it the service reads nothing more from the broker until commits free room (the receive maximum bounds messages, this their bytes)',
+  }),
   INGEST_WRITERS: Type.Integer({
     minimum: 1,
     maximum: 16,
     default: DEFAULT_WRITERS,
     description:
-      'Transactions written at once, each for its own dataloggers (their meters differ, so they never wait for each other): the database writes one while the service reads the next',
+      'Transactions written at once, each for its own dataloggers (their meters differ; a group row mirrored from both is taken in turn): the database writes one while the service reads the next',
   }),
   INGEST_BATCH_MESSAGES: Type.Integer({
     minimum: 1,

@@ -14,6 +14,8 @@ export interface ConsumerOptions {
   keepaliveSeconds: number
   /** Messages in flight: the broker sends this many ahead of their acknowledgement. */
   inFlight: number
+  /** Payload bytes in flight, at most (past it nothing more is read until commits free room). */
+  inFlightBytes: number
   /** The largest message taken; a larger one is quarantined by its first bytes. */
   maxMessageBytes: number
   /** The first level of the dataloggers' topics (MQTT_TOPIC_ROOT). */
@@ -51,6 +53,7 @@ export async function startConsumer(options: ConsumerOptions): Promise<Subscribe
       sessionSeconds: options.sessionSeconds,
       keepaliveSeconds: options.keepaliveSeconds,
       inFlight: options.inFlight,
+      inFlightBytes: options.inFlightBytes,
       // a PUBLISH holds its topic and properties beside the payload
       maxPacketBytes: options.maxMessageBytes + 65_536,
       headBytes: OVERSIZED_HEAD_BYTES,

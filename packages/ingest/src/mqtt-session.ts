@@ -1,6 +1,7 @@
 import { type Socket, connect as tcp } from 'node:net'
 import { connect as tls } from 'node:tls'
 import mqttPacket, { type IConnackPacket, type Packet } from 'mqtt-packet'
+import { HeldBytes } from './held-bytes.ts'
 import { Frames, type OversizedPublish } from './mqtt-frames.ts'
 
 /**
@@ -26,6 +27,11 @@ export interface SessionOptions {
   keepaliveSeconds: number
   /** Messages the broker may send ahead of their acknowledgement (MQTT 5 receive maximum). */
   inFlight: number
+  /**
+   * Payload bytes held ahead of their acknowledgement, over every connection: past it the session
+   * reads nothing more from the broker until acknowledgements free room (TCP holds the rest back).
+   */
+  inFlightBytes: number
   /** Largest packet held whole; a larger PUBLISH is handed on by its first bytes and size. */
   maxPacketBytes: number
   /** Bytes of an oversized payload kept. */
@@ -163,9 +169,14 @@ function serve(
   version: 4 | 5,
   filter: string,
   deliver: (delivery: Delivery) => void,
+  held: HeldBytes,
 ): { subscribed: Promise<void>; ended: Promise<void> } {
   const s = connection.socket
   let live = true
+  // past the bytes bound the socket is not read (the broker waits on TCP) until room is freed
+  const stopRoom = held.onRoom(() => {
+    if (s.isPaused() && !s.destroyed) s.resume()
+  })
   const send = (packet: Packet) => {
     if (!s.destroyed) s.write(mqttPacket.generate(packet, { protocolVersion: version }))
   }
@@ -178,7 +189,9 @@ function serve(
   }
   const take = (topic: string, qos: number, messageId: number | undefined, payload: Buffer, size?: number) => {
     const sized = size !== undefined ? { size } : {}
-    if (qos === 0 || messageId === undefined) return deliver({ topic, payload, ...sized, ack: () => undefined })
+    const release = held.take(payload.length)
+    if (held.full()) s.pause()
+    if (qos === 0 || messageId === undefined) return deliver({ topic, payload, ...sized, ack: release })
     const entry = { messageId, done: false }
     pending.push(entry)
     deliver({
@@ -186,6 +199,7 @@ function serve(
       payload,
       ...sized,
       ack: () => {
+        release()
         // a message of a connection gone: the broker sends it again on the next one
         if (!live || entry.done) return
         entry.done = true
@@ -219,7 +233,9 @@ function serve(
   })
   const keepalive = setInterval(
     () => {
-      if (Date.now() - lastHeard > options.keepaliveSeconds * 1500) {
+      // a socket not read (the bytes bound) hears nothing: its silence says nothing of the broker
+      if (s.isPaused()) lastHeard = Date.now()
+      else if (Date.now() - lastHeard > options.keepaliveSeconds * 1500) {
         options.log.warn({ keepaliveSeconds: options.keepaliveSeconds }, 'the broker stopped answering; reconnecting')
         s.destroy()
         return
@@ -232,6 +248,7 @@ function serve(
     s.once('close', () => {
       live = false
       clearInterval(keepalive)
+      stopRoom()
       grant?.reject(new Error('the connection ended before the subscription was granted'))
       resolve()
     }),
@@ -269,10 +286,11 @@ export async function startSubscriber(
   let closing = false
   let delay = 1000
   let timer: NodeJS.Timeout | undefined
+  const held = new HeldBytes(options.inFlightBytes)
 
   const life = (connection: Connection) => {
     current = connection
-    const { subscribed, ended } = serve(connection, options, version, filter, deliver)
+    const { subscribed, ended } = serve(connection, options, version, filter, deliver, held)
     subscribed.then(
       () => {
         subscribedNow = true

@@ -117,7 +117,8 @@ export async function startQueueConsumer(options: QueueConsumerOptions): Promise
       {
         // what the datalogger published on: its MQTT topic (the quarantine's replay checks its meters by it)
         source: `mqtt:${topic}`,
-        payload: oversized ? whole.subarray(0, OVERSIZED_HEAD_BYTES) : whole,
+        // of an oversized message a copy of its head, so that the whole is let go at once
+        payload: oversized ? Buffer.from(whole.subarray(0, OVERSIZED_HEAD_BYTES)) : whole,
         ...(oversized ? { size: whole.length } : {}),
         datalogger: DATALOGGER_OF_TOPIC.exec(topic)?.[1] ?? null,
         receivedMs: Date.now(),

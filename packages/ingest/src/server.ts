@@ -107,6 +107,7 @@ runMain(async () => {
           sessionSeconds: config.MQTT_SESSION_SECONDS,
           keepaliveSeconds: config.MQTT_KEEPALIVE_SECONDS,
           inFlight: config.MQTT_IN_FLIGHT,
+          inFlightBytes: config.INGEST_IN_FLIGHT_MB * 1_048_576,
           maxMessageBytes: config.INGEST_MAX_BODY_BYTES,
           topicRoot: config.MQTT_TOPIC_ROOT,
           writer: held,

@@ -6,7 +6,8 @@ import { BatchWriter, type Writer, type WriterOptions } from './writer.ts'
  * Writers side by side, each committing its own transactions: a datalogger's messages go to one of
  * them while any is held (the one holding the fewest messages when it has none held), so two
  * transactions written at once hold different dataloggers' meters and never wait for each other's
- * locks, and the database works on one while this process reads the next. A broker's messages are
+ * meter locks (a group row mirrored from both they take in turn, in one order), and the database
+ * works on one while this process reads the next. A broker's messages are
  * still acknowledged in the order they came (the MQTT session holds a later PUBACK until the
  * earlier ones are done).
  */

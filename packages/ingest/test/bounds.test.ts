@@ -18,6 +18,7 @@ const { database, writeKey } = await ingestDatabase()
 afterAll(() => database.close())
 
 const run = `${process.pid % 100_000}`
+const IN_FLIGHT_MB = 2
 const root = testTopicRoot('bounds')
 const topic = senmlTopic('DL-CF-01', root)
 
@@ -29,6 +30,12 @@ async function residentBytes(url: string): Promise<number> {
 
 const count = async (sql: string, params: unknown[] = []) =>
   Number((await database.pool.query(`select count(*) as n from ${sql}`, params)).rows[0].n)
+
+/** Messages received and not yet committed, as its /metrics tells it. */
+async function heldMessages(url: string): Promise<number> {
+  const text = await (await fetch(`${url}/metrics`)).text()
+  return Number(/^ingest_held_messages(?:{[^}]*})? (\S+)$/m.exec(text)?.[1])
+}
 
 /** A pack of `records` records, each refused (an unknown meter with a long name), about `records` x 120 bytes. */
 const refusedPack = (records: number, salt: string) =>
@@ -64,6 +71,8 @@ describe.runIf(onBroker)('bounded memory for every message and request', () => {
         MQTT_CLIENT_ID: `bounds-${run}`,
         MQTT_SHARE_GROUP: `bounds${run}`,
         MQTT_SESSION_SECONDS: '60',
+        // small, so that a burst of a few packs of 700 kB crosses it
+        INGEST_IN_FLIGHT_MB: String(IN_FLIGHT_MB),
       },
       maxOutput: 100_000,
     })
@@ -165,5 +174,50 @@ describe.runIf(onBroker)('bounded memory for every message and request', () => {
     expect(((await refused.json()) as { detail: string }).detail).toMatch(/more than 1048576 bytes once decompressed/)
     expect((await post(Buffer.from(pack), 'compress')).status).toBe(415)
     expect((await residentBytes(ingest.url)) - before).toBeLessThan(64 * 2 ** 20)
+  })
+
+  it('a burst of large packs while nothing commits: the bytes held stay within INGEST_IN_FLIGHT_MB, then all are written', async () => {
+    // meter 911's latest row, locked by another session: the writer's transaction waits on it
+    await good(911, BASE + 9 * QUARTER)
+    const blocker = await database.pool.connect()
+    const packs = 10
+    const records = 700
+    try {
+      await blocker.query('begin')
+      await blocker.query('select 1 from meter_latest where meter_id = 911 for update')
+      // about 700 kB each (an unknown label without a trailing _ is ignored, RFC 8428 4.4)
+      for (let k = 0; k < packs; k++) {
+        const pack = JSON.stringify(
+          Array.from({ length: records }, (_, i) => ({
+            n: 'urn:campus:meter:911',
+            t: (BASE + (10 + k) * QUARTER) / 1000 + i,
+            v: 3.5,
+            pad: 'x'.repeat(1000),
+          })),
+        )
+        expect(pack.length).toBeGreaterThan(700_000)
+        await publisher.publishAsync(topic, pack, { qos: 1 })
+      }
+      await eventually(async () => (await heldMessages(ingest.url)) >= 2, 'the first packs held')
+      // Mosquitto sends 20 messages ahead of their acknowledgement: without the bound all ten arrive
+      // in well under a second; with it, the service stops reading past 2 MB (a chunk read may hold one more)
+      const seen: number[] = []
+      for (let i = 0; i < 10; i++) {
+        seen.push(await heldMessages(ingest.url))
+        await new Promise((resolve) => setTimeout(resolve, 200))
+      }
+      expect(Math.max(...seen)).toBeLessThanOrEqual(Math.ceil(IN_FLIGHT_MB / 0.7) + 1)
+    } finally {
+      await blocker.query('rollback')
+      blocker.release()
+    }
+    await eventually(
+      async () =>
+        (await count('meter_samples where meter_id = 911 and at >= $1', [new Date(BASE + 10 * QUARTER)])) ===
+        packs * records,
+      'every pack written once the lock is gone',
+      60_000,
+    )
+    expect(await heldMessages(ingest.url)).toBe(0)
   })
 })

@@ -2,7 +2,7 @@ import { createApiKey, type EnergyDatabase, seedEstate } from '@campus/energy-da
 import { createTestDatabase, type TestDatabase } from '@campus/shared/testing'
 import type { FastifyInstance } from 'fastify'
 import { buildIngestApp, type IngestAppOptions } from '../src/app.ts'
-import { DEFAULT_WRITERS } from '../src/config.ts'
+import { DEFAULT_IN_FLIGHT_MB, DEFAULT_WRITERS } from '../src/config.ts'
 import { startConsumer } from '../src/consumer.ts'
 import { ingestMetrics } from '../src/metrics.ts'
 import type { Subscriber } from '../src/mqtt-session.ts'
@@ -89,6 +89,7 @@ export async function startIngest(
         sessionSeconds: 60,
         keepaliveSeconds: 30,
         inFlight: 100,
+        inFlightBytes: DEFAULT_IN_FLIGHT_MB * 1_048_576,
         maxMessageBytes: limits.maxBytes,
         topicRoot: broker.root,
         writer: held,
