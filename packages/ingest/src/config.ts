@@ -5,8 +5,8 @@ import { ingestService, TopicRoot } from './service.ts'
 
 /** Transactions written at once by default (INGEST_WRITERS): one a core of a small machine. */
 export const DEFAULT_WRITERS = 2
-/** Megabytes of messages held ahead of their acknowledgement (INGEST_IN_FLIGHT_MB): within the 192 MB heap, parsed. */
-export const DEFAULT_IN_FLIGHT_MB = 16
+/** Megabytes of messages held ahead of their acknowledgement (INGEST_IN_FLIGHT_MB): parsed, they fit the 192 MB heap. */
+export const DEFAULT_IN_FLIGHT_MB = 32
 
 const IngestConfigSchema = Type.Object({
   ...CommonConfig,
