@@ -3,6 +3,7 @@
  * client may still use (a refresh token whose access token expired long ago, a rotated refresh
  * token whose reuse must still end its family) stays; what nobody can use any more goes.
  */
+import { scrapeMetric } from '@campus/shared/testing'
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createPersonalAccessToken } from '../src/accounts.ts'
@@ -53,11 +54,7 @@ const refresh = (token: string) =>
     { authorization: basic(f.web.uid, f.web.secret) },
   )
 
-const metric = async (kind: string) => {
-  const text = await (await fetch(`${server.url}/metrics`)).text()
-  const line = text.split('\n').find((l) => l.startsWith('oauth_tokens_purged_total') && l.includes(`kind="${kind}"`))
-  return Number(line?.split(' ').at(-1) ?? Number.NaN)
-}
+const metric = (kind: string) => scrapeMetric(server.url, 'oauth_tokens_purged_total', { kind })
 
 describe('the purge of ended tokens (OAUTH_TOKEN_RETENTION_DAYS)', () => {
   it('deletes what ended before the retention, keeps what a client may still use, and counts it at /metrics', async () => {

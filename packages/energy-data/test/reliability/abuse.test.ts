@@ -1,5 +1,5 @@
 import { createDatabase } from '@campus/shared'
-import { startTcpProxy, type TestDatabase } from '@campus/shared/testing'
+import { scrapeMetric, startTcpProxy, type TestDatabase } from '@campus/shared/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { EnergyDatabase } from '../../src/db/schema.ts'
 import { manySlicesTarget, month } from '../fixtures/month.ts'
@@ -147,8 +147,7 @@ describe('abuse of the data API', () => {
         expect(answers.every((a) => a.status === 200 && a.complete)).toBe(true)
         concurrent += answers.length
       }
-      const text = await (await fetch(`${server.url}/metrics`)).text()
-      heapUsed = Number(/^nodejs_heap_size_used_bytes(?:\{[^}]*\})? (\S+)$/m.exec(text)?.[1])
+      heapUsed = await scrapeMetric(server.url, 'nodejs_heap_size_used_bytes')
       asked = 30 * (await download(server.url, target, { 'x-api-key': key })).body.length
       for (const response of responses) response.destroy()
       await Promise.all(streams)

@@ -31,6 +31,7 @@ export {
   requestIdValues,
   secretHeaderValues,
 } from './hostile-http.ts'
+export { scrapeMetric } from './metrics.ts'
 export { type RawResponse, rawRequest } from './raw-http.ts'
 export { needsService, serverProgram, stopServerProgram } from './requirements.ts'
 export { startTcpProxy, type TcpProxy } from './tcp-proxy.ts'
