@@ -27,6 +27,7 @@ import {
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify'
 import Type from 'typebox'
+import type { HeldBytes } from './held-bytes.ts'
 import type { IngestMetrics } from './metrics.ts'
 import { ingestService } from './service.ts'
 import { type Writer, WriterUnavailable } from './writer.ts'
@@ -39,6 +40,8 @@ export interface IngestAppOptions {
   logLevel?: string
   /** Largest pack taken, decompressed (INGEST_MAX_BODY_BYTES). */
   maxBodyBytes: number
+  /** The bytes of packs taken and not yet committed, shared with the broker's session (INGEST_IN_FLIGHT_MB). */
+  inFlight: HeldBytes
   /** Checks /health/ready runs beside the database's: the writer, the broker. */
   readiness?: Record<string, ReadinessCheck>
   /** Introspects the OAuth server's access tokens; absent: API keys only. */
@@ -116,6 +119,22 @@ const Taken = Type.Object(
   { title: 'Taken' },
 )
 
+type Credential = { name: string; keyId?: number }
+
+/**
+ * The bytes a pack may hold while it is read and written, from its headers: as declared, and the
+ * decompressed pack beside it when it comes compressed (the most a body may bring when it declares
+ * no length).
+ */
+function packBytes(request: FastifyRequest, maxBytes: number): number {
+  const declared = Number(request.headers['content-length'])
+  const body = Number.isSafeInteger(declared) && declared >= 0 ? Math.min(declared, maxBytes) : maxBytes
+  const encoding = String(request.headers['content-encoding'] ?? 'identity')
+    .trim()
+    .toLowerCase()
+  return encoding === 'identity' ? body : body + maxBytes
+}
+
 /**
  * The credential of a write, named for the quarantine's `source`: an `x-api-key` valid and with a
  * pattern under /ingest/ covering the path, or an OAuth access token with the write_energy scope
@@ -127,7 +146,7 @@ async function authorize(
   tokens: TokenIntrospector | undefined,
   proofs: DpopProofs,
   throttle: ReturnType<typeof failedAuthentications>,
-): Promise<{ name: string; keyId?: number }> {
+): Promise<Credential> {
   throttle.check(request.ip)
   try {
     return await identify(request, database, tokens, proofs)
@@ -142,7 +161,7 @@ async function identify(
   database: Database<EnergyDatabase>,
   tokens: TokenIntrospector | undefined,
   proofs: DpopProofs,
-): Promise<{ name: string; keyId?: number }> {
+): Promise<Credential> {
   const header = request.headers['x-api-key']
   const key = typeof header === 'string' ? header.trim() : ''
   const bearer = accessTokenOf(request.headers.authorization)
@@ -212,9 +231,33 @@ export async function buildIngestApp(options: IngestAppOptions): Promise<Fastify
     }
   })
 
+  // the credential of each request, found from its headers before its body is read
+  const credentials = new WeakMap<FastifyRequest, Credential>()
   app.post(
     '/ingest/senml',
     {
+      // a sender without a valid credential, over its rate or past the bytes bound is answered
+      // before its body is read: neither its bytes nor their decompression cost anything
+      onRequest: async (request, reply) => {
+        const credential = await authorize(request, options.database, options.tokens, dpop.proofs, throttle)
+        const limit = options.credentialLimit ?? 600
+        const wait = await posts.attempt([[credential.name, limit]])
+        if (wait !== undefined) {
+          throw new DetailError(
+            429,
+            `Rate limit exceeded: at most ${limit} packs a minute for this credential, retry in ${wait} s`,
+            { headers: { 'retry-after': String(wait) } },
+          )
+        }
+        if (options.inFlight.full()) {
+          throw new DetailError(503, 'The service holds as many packs as it may until some are written; send again', {
+            headers: { 'Retry-After': '5' },
+          })
+        }
+        // held until the answer is sent (after the commit) or the sender leaves
+        reply.raw.once('close', options.inFlight.take(packBytes(request, options.maxBodyBytes)))
+        credentials.set(request, credential)
+      },
       schema: {
         summary: 'Take a SenML pack',
         description:
@@ -222,7 +265,9 @@ export async function buildIngestApp(options: IngestAppOptions): Promise<Fastify
           "energy or volume meter's increment) or a register `s`, a time `t`, a unit `u` the meter's unit " +
           'converts from. Records that cannot be taken go to the quarantine with their reason (listed here); ' +
           'the others are written, all in one transaction. Needs an API key with a pattern under `/ingest/`, ' +
-          'or an access token of the OAuth server with the `write_energy` scope.',
+          'or an access token of the OAuth server with the `write_energy` scope, checked from the headers before the ' +
+          'body is read. 503 with Retry-After: the service holds as many bytes of packs as it may until some are ' +
+          'written, or the database cannot take the pack now; send it again.',
         security: [{ APIKeyHeader: [] }, { BearerToken: [] }],
         consumes: SENML_TYPES,
         headers: Type.Object({
@@ -244,18 +289,7 @@ export async function buildIngestApp(options: IngestAppOptions): Promise<Fastify
       },
     },
     async (request, reply) => {
-      const credential = await authorize(request, options.database, options.tokens, dpop.proofs, throttle)
-      const limit = options.credentialLimit ?? 600
-      const wait = await posts.attempt([[credential.name, limit]])
-      if (wait !== undefined) {
-        throw new DetailError(
-          429,
-          `Rate limit exceeded: at most ${limit} packs a minute for this credential, retry in ${wait} s`,
-          {
-            headers: { 'retry-after': String(wait) },
-          },
-        )
-      }
+      const credential = credentials.get(request) as Credential
       const type = (request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase()
       if (!SENML_TYPES.includes(type)) {
         throw new DetailError(415, `Unsupported Media Type: send ${SENML_TYPES.join(' or ')}`)

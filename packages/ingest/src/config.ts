@@ -5,7 +5,7 @@ import { ingestService, TopicRoot } from './service.ts'
 
 /** Transactions written at once by default (INGEST_WRITERS): one a core of a small machine. */
 export const DEFAULT_WRITERS = 2
-/** Megabytes of messages held ahead of their acknowledgement (INGEST_IN_FLIGHT_MB): parsed, they fit the 192 MB heap. */
+/** Megabytes of packs held ahead of their commit (INGEST_IN_FLIGHT_MB): parsed, they fit the 192 MB heap. */
 export const DEFAULT_IN_FLIGHT_MB = 32
 
 const IngestConfigSchema = Type.Object({
@@ -103,7 +103,7 @@ const IngestConfigSchema = Type.Object({
     maximum: 1024,
     default: DEFAULT_IN_FLIGHT_MB,
     description:
-      'Megabytes of messages held ahead of their acknowledgement: past it the service reads nothing more from the broker until commits free room (the receive maximum bounds messages, this their bytes)',
+      'Megabytes of packs (MQTT messages and HTTP bodies) held ahead of their commit: past it the service reads nothing more from the broker and answers a POST 503, until commits free room (the receive maximum bounds messages, this their bytes)',
   }),
   INGEST_WRITERS: Type.Integer({
     minimum: 1,

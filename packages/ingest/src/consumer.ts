@@ -1,4 +1,5 @@
 import { hostname } from 'node:os'
+import type { HeldBytes } from './held-bytes.ts'
 import { type Subscriber, startSubscriber } from './mqtt-session.ts'
 import { DATALOGGER_OF_TOPIC, senmlTopics } from './service.ts'
 import type { Writer } from './writer.ts'
@@ -14,8 +15,8 @@ export interface ConsumerOptions {
   keepaliveSeconds: number
   /** Messages in flight: the broker sends this many ahead of their acknowledgement. */
   inFlight: number
-  /** Payload bytes in flight, at most (past it nothing more is read until commits free room). */
-  inFlightBytes: number
+  /** The payload bytes in flight, bounded (past it nothing more is read until commits free room). */
+  inFlightBytes: HeldBytes
   /** The largest message taken; a larger one is quarantined by its first bytes. */
   maxMessageBytes: number
   /** The first level of the dataloggers' topics (MQTT_TOPIC_ROOT). */

@@ -3,7 +3,8 @@
  * broker (a message handed on before a reconnection is still held by the writer): a broker's
  * in-flight limit bounds messages, this bounds their bytes - a thousand packs of a megabyte each
  * would not fit the process. The MQTT session stops reading its socket while it is full and reads
- * again when acknowledgements free room.
+ * again when acknowledgements free room; an HTTP pack is counted from its headers (before its body
+ * is read) and refused while it is full.
  */
 export class HeldBytes {
   private held = 0
@@ -24,6 +25,11 @@ export class HeldBytes {
       this.held -= bytes
       if (!this.full()) for (const resume of this.waiting) resume()
     }
+  }
+
+  /** Bytes counted now (ingest_held_bytes). */
+  bytes(): number {
+    return this.held
   }
 
   full(): boolean {

@@ -1,7 +1,7 @@
 import { serviceCounter, serviceGauge } from '@campus/shared'
 
 /** What /metrics tells of the stream, beside the platform's request metrics. */
-export function ingestMetrics(held: () => number) {
+export function ingestMetrics(held: () => number, heldBytes: () => number) {
   return {
     samples: serviceCounter('ingest_samples_total', 'Samples stored (each meter and instant once)', []),
     duplicates: serviceCounter(
@@ -24,6 +24,11 @@ export function ingestMetrics(held: () => number) {
       [],
     ),
     held: serviceGauge('ingest_held_messages', 'Messages received and not yet committed', held),
+    heldBytes: serviceGauge(
+      'ingest_held_bytes',
+      'Bytes of packs (MQTT and HTTP) taken and not yet committed; bounded by INGEST_IN_FLIGHT_MB',
+      heldBytes,
+    ),
   }
 }
 

@@ -1,7 +1,7 @@
 import { type Socket, connect as tcp } from 'node:net'
 import { connect as tls } from 'node:tls'
 import mqttPacket, { type IConnackPacket, type Packet } from 'mqtt-packet'
-import { HeldBytes } from './held-bytes.ts'
+import type { HeldBytes } from './held-bytes.ts'
 import { Frames, type OversizedPublish } from './mqtt-frames.ts'
 
 /**
@@ -28,10 +28,11 @@ export interface SessionOptions {
   /** Messages the broker may send ahead of their acknowledgement (MQTT 5 receive maximum). */
   inFlight: number
   /**
-   * Payload bytes held ahead of their acknowledgement, over every connection: past it the session
-   * reads nothing more from the broker until acknowledgements free room (TCP holds the rest back).
+   * Payload bytes held ahead of their acknowledgement, over every connection (and the HTTP packs):
+   * past the bound the session reads nothing more from the broker until acknowledgements free room
+   * (TCP holds the rest back).
    */
-  inFlightBytes: number
+  inFlightBytes: HeldBytes
   /** Largest packet held whole; a larger PUBLISH is handed on by its first bytes and size. */
   maxPacketBytes: number
   /** Bytes of an oversized payload kept. */
@@ -286,7 +287,7 @@ export async function startSubscriber(
   let closing = false
   let delay = 1000
   let timer: NodeJS.Timeout | undefined
-  const held = new HeldBytes(options.inFlightBytes)
+  const held = options.inFlightBytes
 
   const life = (connection: Connection) => {
     current = connection

@@ -8,6 +8,7 @@ import { parseAddressList, runMain, startService } from '@campus/shared'
 import { buildIngestApp } from './app.ts'
 import { loadIngestConfig } from './config.ts'
 import { defaultClientId, startConsumer } from './consumer.ts'
+import { HeldBytes } from './held-bytes.ts'
 import { startHousekeeping } from './housekeeping.ts'
 import { ingestMetrics } from './metrics.ts'
 import type { Subscriber } from './mqtt-session.ts'
@@ -26,7 +27,12 @@ runMain(async () => {
       let writer: WriterLanes | undefined
       let subscriber: Subscriber | undefined
       let queue: QueueConsumer | undefined
-      const metrics = ingestMetrics(() => writer?.held ?? 0)
+      // one bound for the bytes of MQTT messages and HTTP packs taken and not yet committed
+      const inFlight = new HeldBytes(config.INGEST_IN_FLIGHT_MB * 1_048_576)
+      const metrics = ingestMetrics(
+        () => writer?.held ?? 0,
+        () => inFlight.bytes(),
+      )
       writer = new WriterLanes(
         database.pool,
         {
@@ -51,6 +57,7 @@ runMain(async () => {
         writer: held,
         logLevel: config.LOG_LEVEL,
         maxBodyBytes: config.INGEST_MAX_BODY_BYTES,
+        inFlight,
         tokens: introspection ? new TokenIntrospector(introspection) : undefined,
         failedAuthLimit: config.INGEST_RATE_LIMIT_FAILED_AUTH,
         redisUrl: config.REDIS_URL,
@@ -107,7 +114,7 @@ runMain(async () => {
           sessionSeconds: config.MQTT_SESSION_SECONDS,
           keepaliveSeconds: config.MQTT_KEEPALIVE_SECONDS,
           inFlight: config.MQTT_IN_FLIGHT,
-          inFlightBytes: config.INGEST_IN_FLIGHT_MB * 1_048_576,
+          inFlightBytes: inFlight,
           maxMessageBytes: config.INGEST_MAX_BODY_BYTES,
           topicRoot: config.MQTT_TOPIC_ROOT,
           writer: held,

@@ -1,6 +1,8 @@
+import http from 'node:http'
+import { setTimeout as delay } from 'node:timers/promises'
 import { gzipSync } from 'node:zlib'
 import { launchService, type RunningService } from '@campus/shared'
-import { needsService } from '@campus/shared/testing'
+import { needsService, scrapeMetric } from '@campus/shared/testing'
 import mqtt from 'mqtt'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ingestService, senmlTopic } from '../src/service.ts'
@@ -23,18 +25,36 @@ const root = testTopicRoot('bounds')
 const topic = senmlTopic('DL-CF-01', root)
 
 /** The process's resident memory, as its /metrics tells it. */
-async function residentBytes(url: string): Promise<number> {
-  const text = await (await fetch(`${url}/metrics`)).text()
-  return Number(/^process_resident_memory_bytes(?:{[^}]*})? (\S+)$/m.exec(text)?.[1])
-}
+const residentBytes = (url: string) => scrapeMetric(url, 'process_resident_memory_bytes')
 
 const count = async (sql: string, params: unknown[] = []) =>
   Number((await database.pool.query(`select count(*) as n from ${sql}`, params)).rows[0].n)
 
 /** Messages received and not yet committed, as its /metrics tells it. */
-async function heldMessages(url: string): Promise<number> {
-  const text = await (await fetch(`${url}/metrics`)).text()
-  return Number(/^ingest_held_messages(?:{[^}]*})? (\S+)$/m.exec(text)?.[1])
+const heldMessages = (url: string) => scrapeMetric(url, 'ingest_held_messages')
+
+/** About 720 kB of samples of one meter, `records` seconds from `fromMs` (a label without a trailing _ is ignored, RFC 8428 4.4). */
+const paddedPack = (meter: number, fromMs: number, records = 700) =>
+  JSON.stringify(
+    Array.from({ length: records }, (_, i) => ({
+      n: `urn:campus:meter:${meter}`,
+      t: fromMs / 1000 + i,
+      v: 3.5,
+      pad: 'x'.repeat(1030),
+    })),
+  )
+
+/** Meter 911's latest row (written before) locked by another session while `work` runs: no write of meter 911 can commit. */
+async function whileLocked<T>(work: () => Promise<T>): Promise<T> {
+  const blocker = await database.pool.connect()
+  try {
+    await blocker.query('begin')
+    await blocker.query('select 1 from meter_latest where meter_id = 911 for update')
+    return await work()
+  } finally {
+    await blocker.query('rollback')
+    blocker.release()
+  }
 }
 
 /** A pack of `records` records, each refused (an unknown meter with a long name), about `records` x 120 bytes. */
@@ -59,6 +79,13 @@ describe.runIf(onBroker)('bounded memory for every message and request', () => {
       `the good sample after the bad (${new Date(t).toISOString()})`,
     )
   }
+
+  const post = (body: string | Buffer, headers: Record<string, string> = { 'x-api-key': writeKey }) =>
+    fetch(`${ingest.url}/ingest/senml`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/senml+json', ...headers },
+      body,
+    })
 
   beforeAll(async () => {
     ingest = await launchService(ingestService, {
@@ -91,11 +118,7 @@ describe.runIf(onBroker)('bounded memory for every message and request', () => {
     await publisher.publishAsync(topic, mqttPack, { qos: 1 })
     await good(910, BASE)
     const httpPack = refusedPack(8000, 'h')
-    const res = await fetch(`${ingest.url}/ingest/senml`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/senml+json', 'x-api-key': writeKey },
-      body: httpPack,
-    })
+    const res = await post(httpPack)
     expect(res.status).toBe(422)
     expect(((await res.json()) as { refused: unknown[] }).refused).toHaveLength(8000)
     // each message once, its size as sent; each refusal a row referring to it
@@ -155,46 +178,31 @@ describe.runIf(onBroker)('bounded memory for every message and request', () => {
   })
 
   it('HTTP: a gzip body is taken; a gzip bomb is 413 before it is inflated; another encoding is 415', async () => {
-    const post = (body: Buffer, encoding: string) =>
-      fetch(`${ingest.url}/ingest/senml`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/senml+json', 'content-encoding': encoding, 'x-api-key': writeKey },
-        body,
-      })
+    const postEncoded = (body: Buffer, encoding: string) =>
+      post(body, { 'content-encoding': encoding, 'x-api-key': writeKey })
     const pack = JSON.stringify([{ n: 'urn:campus:meter:900', t: (BASE + 3 * QUARTER) / 1000, v: 7.25 }])
-    const taken = await post(gzipSync(pack), 'gzip')
+    const taken = await postEncoded(gzipSync(pack), 'gzip')
     expect(taken.status).toBe(200)
     expect(await taken.json()).toMatchObject({ samples: 1 })
     const before = await residentBytes(ingest.url)
     // 256 MB of zeros in a quarter of a megabyte
     const bomb = gzipSync(Buffer.alloc(1 << 28))
     expect(bomb.length).toBeLessThan(300_000)
-    const refused = await post(bomb, 'gzip')
+    const refused = await postEncoded(bomb, 'gzip')
     expect(refused.status).toBe(413)
     expect(((await refused.json()) as { detail: string }).detail).toMatch(/more than 1048576 bytes once decompressed/)
-    expect((await post(Buffer.from(pack), 'compress')).status).toBe(415)
+    expect((await postEncoded(Buffer.from(pack), 'compress')).status).toBe(415)
     expect((await residentBytes(ingest.url)) - before).toBeLessThan(64 * 2 ** 20)
   })
 
   it('a burst of large packs while nothing commits: the bytes held stay within INGEST_IN_FLIGHT_MB, then all are written', async () => {
     // meter 911's latest row, locked by another session: the writer's transaction waits on it
     await good(911, BASE + 9 * QUARTER)
-    const blocker = await database.pool.connect()
     const packs = 10
     const records = 700
-    try {
-      await blocker.query('begin')
-      await blocker.query('select 1 from meter_latest where meter_id = 911 for update')
-      // about 700 kB each (an unknown label without a trailing _ is ignored, RFC 8428 4.4)
+    await whileLocked(async () => {
       for (let k = 0; k < packs; k++) {
-        const pack = JSON.stringify(
-          Array.from({ length: records }, (_, i) => ({
-            n: 'urn:campus:meter:911',
-            t: (BASE + (10 + k) * QUARTER) / 1000 + i,
-            v: 3.5,
-            pad: 'x'.repeat(1000),
-          })),
-        )
+        const pack = paddedPack(911, BASE + (10 + k) * QUARTER, records)
         expect(pack.length).toBeGreaterThan(700_000)
         await publisher.publishAsync(topic, pack, { qos: 1 })
       }
@@ -207,10 +215,11 @@ describe.runIf(onBroker)('bounded memory for every message and request', () => {
         await new Promise((resolve) => setTimeout(resolve, 200))
       }
       expect(Math.max(...seen)).toBeLessThanOrEqual(Math.ceil(IN_FLIGHT_MB / 0.7) + 1)
-    } finally {
-      await blocker.query('rollback')
-      blocker.release()
-    }
+      // one bound for both transports: a pack sent over HTTP meanwhile is answered 503 at once
+      const refused = await post(JSON.stringify([{ n: 'urn:campus:meter:910', t: BASE / 1000 + 5, v: 1 }]))
+      expect(refused.status).toBe(503)
+      expect(refused.headers.get('retry-after')).toBe('5')
+    })
     await eventually(
       async () =>
         (await count('meter_samples where meter_id = 911 and at >= $1', [new Date(BASE + 10 * QUARTER)])) ===
@@ -219,5 +228,59 @@ describe.runIf(onBroker)('bounded memory for every message and request', () => {
       60_000,
     )
     expect(await heldMessages(ingest.url)).toBe(0)
+  })
+
+  it('HTTP packs share the bound: past INGEST_IN_FLIGHT_MB a pack is answered 503 before its body is read', async () => {
+    await good(911, BASE + 29 * QUARTER)
+    const packs = Array.from({ length: 5 }, (_, k) => paddedPack(911, BASE + (30 + k) * QUARTER))
+    const answers = await whileLocked(async () => {
+      // the three first taken hold 2.1 MB past the 2 MB bound, and wait for the lock: the others are refused
+      const early: number[] = []
+      const sent = packs.map((pack) =>
+        post(pack).then((r) => {
+          early.push(r.status)
+          return r
+        }),
+      )
+      await eventually(async () => early.length >= 2, 'two packs answered')
+      await delay(1000)
+      expect(early).toEqual([503, 503])
+      expect(await scrapeMetric(ingest.url, 'ingest_held_bytes')).toBeGreaterThanOrEqual(IN_FLIGHT_MB * 2 ** 20)
+      return sent
+    })
+    const statuses = (await Promise.all(answers)).map((r) => r.status).sort()
+    expect(statuses).toEqual([200, 200, 200, 503, 503])
+    // the refused ones, sent again once there is room, are taken
+    await eventually(async () => (await scrapeMetric(ingest.url, 'ingest_held_bytes')) === 0, 'the bytes released')
+    let taken = 0
+    for (const pack of packs) {
+      const again = await post(pack)
+      expect(again.status).toBe(200)
+      taken += ((await again.json()) as { samples: number }).samples
+    }
+    expect(taken).toBe(2 * 700)
+    expect(await count('meter_samples where meter_id = 911 and at >= $1', [new Date(BASE + 30 * QUARTER)])).toBe(
+      5 * 700,
+    )
+  })
+
+  it('a sender without a credential is answered 401 from its headers: its declared megabyte is never read', async () => {
+    const answer = await new Promise<number>((resolve, reject) => {
+      const request = http.request(`${ingest.url}/ingest/senml`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/senml+json', 'content-length': String(1_000_000) },
+      })
+      const timer = setTimeout(() => reject(new Error('no answer before the body')), 5000)
+      request.on('response', (response) => {
+        clearTimeout(timer)
+        response.resume()
+        resolve(response.statusCode ?? 0)
+        request.destroy()
+      })
+      request.on('error', () => undefined)
+      request.flushHeaders()
+    })
+    expect(answer).toBe(401)
+    expect(await scrapeMetric(ingest.url, 'ingest_held_bytes')).toBe(0)
   })
 })

@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify'
 import { buildIngestApp, type IngestAppOptions } from '../src/app.ts'
 import { DEFAULT_IN_FLIGHT_MB, DEFAULT_WRITERS } from '../src/config.ts'
 import { startConsumer } from '../src/consumer.ts'
+import { HeldBytes } from '../src/held-bytes.ts'
 import { ingestMetrics } from '../src/metrics.ts'
 import type { Subscriber } from '../src/mqtt-session.ts'
 import { ingestService } from '../src/service.ts'
@@ -53,7 +54,11 @@ export async function startIngest(
   } = {},
 ): Promise<Ingest> {
   let writer: WriterLanes | undefined
-  const metrics = ingestMetrics(() => writer?.held ?? 0)
+  const inFlight = new HeldBytes(DEFAULT_IN_FLIGHT_MB * 1_048_576)
+  const metrics = ingestMetrics(
+    () => writer?.held ?? 0,
+    () => inFlight.bytes(),
+  )
   const limits = { ...TEST_LIMITS, ...options.limits }
   const quiet = { warn: () => undefined, info: () => undefined }
   writer = new WriterLanes(
@@ -75,6 +80,7 @@ export async function startIngest(
     metrics,
     writer: held,
     maxBodyBytes: limits.maxBytes,
+    inFlight,
     readiness: { writer: writerReadiness(held) },
     ...(options.failedAuthLimit ? { failedAuthLimit: options.failedAuthLimit } : {}),
     ...options.app,
@@ -89,7 +95,7 @@ export async function startIngest(
         sessionSeconds: 60,
         keepaliveSeconds: 30,
         inFlight: 100,
-        inFlightBytes: DEFAULT_IN_FLIGHT_MB * 1_048_576,
+        inFlightBytes: inFlight,
         maxMessageBytes: limits.maxBytes,
         topicRoot: broker.root,
         writer: held,

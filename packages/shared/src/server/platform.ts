@@ -180,7 +180,9 @@ export async function registerPlatform<DB>(app: FastifyInstance, options: Platfo
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (error instanceof HttpError) {
-      if (error.statusCode >= 500) request.log.error({ err: error.cause ?? error }, error.message)
+      // a 503 says "later" (a writer or a bound full), as expected under load as a 429: a warning
+      if (error.statusCode === 503) request.log.warn({ err: error.cause ?? error }, error.message)
+      else if (error.statusCode >= 500) request.log.error({ err: error.cause ?? error }, error.message)
       return sendError(reply, error)
     }
     if (error.validation) {
