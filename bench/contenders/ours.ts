@@ -19,7 +19,8 @@ export interface Ours extends Contender {
   readonly dataApi: { base: string; key: string }
 }
 
-export async function startOurs(mqttUrl: string, run: string): Promise<Ours> {
+/** `env`: settings of the ingest service beside the bench's own. */
+export async function startOurs(mqttUrl: string, run: string, env: Record<string, string> = {}): Promise<Ours> {
   const database = await benchDatabase<EnergyDatabase>('ingestbench', energyService.migrationsDir, BENCH_SERVER_URL)
   const stops: Array<() => Promise<unknown>> = [() => database.close()]
   const stop = async () => {
@@ -42,6 +43,7 @@ export async function startOurs(mqttUrl: string, run: string): Promise<Ours> {
         ...(process.env.BENCH_IN_FLIGHT ? { MQTT_IN_FLIGHT: process.env.BENCH_IN_FLIGHT } : {}),
         LOG_LEVEL: 'warn',
         MIGRATE_ON_START: 'false',
+        ...env,
       },
       maxOutput: 0,
       onLine: (text) => process.stderr.write(`ingest: ${text}\n`),

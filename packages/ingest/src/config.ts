@@ -5,7 +5,7 @@ import { ingestService, TopicRoot } from './service.ts'
 
 /** Transactions written at once by default (INGEST_WRITERS): one a core of a small machine. */
 export const DEFAULT_WRITERS = 2
-/** Megabytes of packs held ahead of their commit (INGEST_IN_FLIGHT_MB): parsed, they fit the 192 MB heap. */
+/** Megabytes of packs held ahead of their commit (INGEST_IN_FLIGHT_MB), held as they came: beside the 192 MB heap. */
 export const DEFAULT_IN_FLIGHT_MB = 32
 
 const IngestConfigSchema = Type.Object({

@@ -33,8 +33,9 @@ export interface WriterOptions {
 }
 
 interface Pending {
-  resolved: ResolvedMessage
-  samples: number
+  message: LiveMessage
+  /** The message read (its pack parsed), once it is among the next batches (`readAhead`). */
+  resolved: ResolvedMessage | undefined
   /** Called once the message is committed (or kept in the quarantine). */
   done: (result: MessageResult) => void
   /** Over HTTP: the sender is told and sends again; the message is not held. */
@@ -73,8 +74,9 @@ export class WriterUnavailable extends Error {
 }
 
 /**
- * The one writer of live messages: each is read as it arrives (its pack parsed while earlier ones
- * are written), then taken with every message that arrived meanwhile in one transaction (group
+ * The one writer of live messages: each is read ahead of its batch (its pack parsed while earlier
+ * ones are written; only the next two batches' worth, since a parsed sample takes several times
+ * its bytes and the bytes held are what INGEST_IN_FLIGHT_MB bounds), then taken with every message that arrived meanwhile in one transaction (group
  * commit), and acknowledged, in the order they came, only once committed: a message held here when
  * the process dies is redelivered by the broker. While the database cannot be reached a broker's
  * messages are written again and again (backing off); an HTTP sender is answered at once and sends
@@ -113,9 +115,9 @@ export class BatchWriter implements Writer {
   }
 
   private enqueue(message: LiveMessage, callbacks: Pick<Pending, 'done' | 'failed'>): void {
-    const resolved = resolveMessage(message, this.options.limits.maxBytes)
     if (this.queue.length === 0) this.lastCommit = Date.now()
-    this.queue.push({ resolved, samples: resolved.samples.length, finished: false, ...callbacks })
+    this.queue.push({ message, resolved: undefined, finished: false, ...callbacks })
+    this.readAhead()
     if (this.options.batchMs === 0 || this.queue.length >= this.options.batchMessages) this.kick()
     else if (!this.timer) this.timer = setTimeout(() => this.kick(), this.options.batchMs)
   }
@@ -141,15 +143,34 @@ export class BatchWriter implements Writer {
     })
   }
 
+  private read(p: Pending): ResolvedMessage {
+    p.resolved ??= resolveMessage(p.message, this.options.limits.maxBytes)
+    return p.resolved
+  }
+
+  /**
+   * Reads the messages held, from the front, until those read hold two batches of samples: the
+   * batch being written and the next. The others wait as they came, a pack of 1 MB as 1 MB rather
+   * than as its parsed records.
+   */
+  private readAhead(): void {
+    let samples = 0
+    for (const p of this.queue) {
+      if (samples >= 2 * this.options.batchSamples) return
+      samples += this.read(p).samples.length
+    }
+  }
+
   /** The messages of the next transaction, from the front of the queue. */
   private nextBatch(): Pending[] {
     const batch: Pending[] = []
     let samples = 0
     for (const p of this.queue) {
       if (batch.length >= this.options.batchMessages) break
-      if (batch.length > 0 && samples + p.samples > this.options.batchSamples) break
+      const n = this.read(p).samples.length
+      if (batch.length > 0 && samples + n > this.options.batchSamples) break
       batch.push(p)
-      samples += p.samples
+      samples += n
     }
     return batch
   }
@@ -159,7 +180,10 @@ export class BatchWriter implements Writer {
     while (this.queue.length > 0 && !this.stopped) {
       const batch = this.nextBatch()
       try {
-        await this.write(batch)
+        const written = this.write(batch)
+        // the next batch is read while the database writes this one
+        this.readAhead()
+        await written
         this.queue.splice(0, batch.length)
         this.lastCommit = Date.now()
         backoff = 250
@@ -191,7 +215,7 @@ export class BatchWriter implements Writer {
       result = await inTransaction(this.pool, (c) =>
         takeMessages(
           c,
-          batch.map((p) => p.resolved),
+          batch.map((p) => this.read(p)),
           this.options.limits,
         ),
       )
@@ -220,13 +244,13 @@ export class BatchWriter implements Writer {
       },
     ]
     try {
-      await inTransaction(this.pool, (c) => quarantineRefusals(c, [{ message: p.resolved.message, refused }]))
+      await inTransaction(this.pool, (c) => quarantineRefusals(c, [{ message: p.message, refused }]))
       this.options.metrics.quarantined.inc({ code: 'not_written' })
     } catch (failure) {
       if (unavailable(failure)) throw failure
       // not even its quarantine row can be written: said loudly, and let go so the stream goes on
       this.options.metrics.dropped.inc()
-      this.options.log.warn({ err: failure, source: p.resolved.message.source }, 'a message could not be kept; dropped')
+      this.options.log.warn({ err: failure, source: p.message.source }, 'a message could not be kept; dropped')
     }
     this.finish(p, {
       samples: 0,
@@ -236,7 +260,7 @@ export class BatchWriter implements Writer {
   }
 
   private finish(p: Pending, result: MessageResult): void {
-    const message = p.resolved.message
+    const message = p.message
     for (const r of result.refused) this.notices.refused(message.datalogger ?? message.source, r.code, r.reason)
     p.finished = true
     p.done(result)

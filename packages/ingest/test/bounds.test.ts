@@ -68,12 +68,44 @@ const refusedPack = (records: number, salt: string) =>
     })),
   )
 
+/** A real ingest process on the machine's Mosquitto, taking `topicRoot`'s packs, its bytes in flight bounded at `inFlightMb`. */
+const launchIngest = (topicRoot: string, inFlightMb: number) =>
+  launchService(ingestService, {
+    env: {
+      ENERGY_DATABASE_URL: database.url,
+      LOG_LEVEL: 'warn',
+      MIGRATE_ON_START: 'false',
+      MQTT_URL: mosquittoUrl,
+      MQTT_TOPIC_ROOT: topicRoot,
+      MQTT_CLIENT_ID: `${topicRoot}-${run}`.slice(-23),
+      MQTT_SHARE_GROUP: `g${run}${inFlightMb}`,
+      MQTT_SESSION_SECONDS: '60',
+      INGEST_IN_FLIGHT_MB: String(inFlightMb),
+    },
+    maxOutput: 100_000,
+  })
+
+/** An ingest process (launchIngest) and a publisher, started before a block's tests and stopped after them. */
+function ingestForBlock(topicRoot: string, inFlightMb: number) {
+  const block = {} as { ingest: RunningService; publisher: mqtt.MqttClient }
+  beforeAll(async () => {
+    block.ingest = await launchIngest(topicRoot, inFlightMb)
+    block.publisher = await mqtt.connectAsync(mosquittoUrl, { clientId: `${topicRoot}-pub`.slice(-23) })
+  })
+  afterAll(async () => {
+    process.stdout.write(block.ingest?.output() ?? '')
+    await block.publisher?.endAsync()
+    if (block.ingest) expect(await block.ingest.stop('SIGTERM')).toBe(0)
+  })
+  return block
+}
+
 describe.runIf(onBroker)('bounded memory for every message and request', () => {
-  let ingest: RunningService
-  let publisher: mqtt.MqttClient
+  // small, so that a burst of a few packs of 700 kB crosses it
+  const block = ingestForBlock(root, IN_FLIGHT_MB)
   const good = async (meter: number, t: number) => {
     const pack = JSON.stringify([{ n: `urn:campus:meter:${meter}`, t: t / 1000, v: 42.5 }])
-    await publisher.publishAsync(topic, pack, { qos: 1 })
+    await block.publisher.publishAsync(topic, pack, { qos: 1 })
     await eventually(
       async () => (await count('meter_samples where meter_id = $1 and at = $2', [meter, new Date(t)])) === 1,
       `the good sample after the bad (${new Date(t).toISOString()})`,
@@ -81,41 +113,17 @@ describe.runIf(onBroker)('bounded memory for every message and request', () => {
   }
 
   const post = (body: string | Buffer, headers: Record<string, string> = { 'x-api-key': writeKey }) =>
-    fetch(`${ingest.url}/ingest/senml`, {
+    fetch(`${block.ingest.url}/ingest/senml`, {
       method: 'POST',
       headers: { 'content-type': 'application/senml+json', ...headers },
       body,
     })
 
-  beforeAll(async () => {
-    ingest = await launchService(ingestService, {
-      env: {
-        ENERGY_DATABASE_URL: database.url,
-        LOG_LEVEL: 'warn',
-        MIGRATE_ON_START: 'false',
-        MQTT_URL: mosquittoUrl,
-        MQTT_TOPIC_ROOT: root,
-        MQTT_CLIENT_ID: `bounds-${run}`,
-        MQTT_SHARE_GROUP: `bounds${run}`,
-        MQTT_SESSION_SECONDS: '60',
-        // small, so that a burst of a few packs of 700 kB crosses it
-        INGEST_IN_FLIGHT_MB: String(IN_FLIGHT_MB),
-      },
-      maxOutput: 100_000,
-    })
-    publisher = await mqtt.connectAsync(mosquittoUrl, { clientId: `bounds-pub-${run}` })
-  })
-  afterAll(async () => {
-    process.stdout.write(ingest?.output() ?? '')
-    await publisher?.endAsync()
-    if (ingest) expect(await ingest.stop('SIGTERM')).toBe(0)
-  })
-
   it('a 1 MB pack of refused records, over MQTT and HTTP: kept once each, memory bounded, the stream goes on', async () => {
-    const before = await residentBytes(ingest.url)
+    const before = await residentBytes(block.ingest.url)
     const mqttPack = refusedPack(8000, 'm')
     expect(mqttPack.length).toBeGreaterThan(900_000)
-    await publisher.publishAsync(topic, mqttPack, { qos: 1 })
+    await block.publisher.publishAsync(topic, mqttPack, { qos: 1 })
     await good(910, BASE)
     const httpPack = refusedPack(8000, 'h')
     const res = await post(httpPack)
@@ -130,7 +138,7 @@ describe.runIf(onBroker)('bounded memory for every message and request', () => {
       expect(kept.rows.map((r) => r.size)).toEqual([pack.length])
       expect(await count('quarantine where payload_id = $1', [kept.rows[0]!.id])).toBe(8000)
     }
-    const after = await residentBytes(ingest.url)
+    const after = await residentBytes(block.ingest.url)
     process.stdout.write(
       `ingest bounds: resident ${Math.round(before / 2 ** 20)} MB -> ${Math.round(after / 2 ** 20)} MB\n`,
     )
@@ -138,10 +146,10 @@ describe.runIf(onBroker)('bounded memory for every message and request', () => {
   })
 
   it('an 8 MB MQTT message is never held: quarantined as too_large by its first bytes, the process unmoved', async () => {
-    const before = await residentBytes(ingest.url)
+    const before = await residentBytes(block.ingest.url)
     const huge = `[${'{"n":"urn:campus:meter:900","v":1},'.repeat(230_000)}{"n":"urn:campus:meter:900","v":1}]`
     expect(huge.length).toBeGreaterThan(8_000_000)
-    await publisher.publishAsync(topic, huge, { qos: 1 })
+    await block.publisher.publishAsync(topic, huge, { qos: 1 })
     await good(910, BASE + QUARTER)
     const kept = await database.pool.query<{ code: string; size: number; bytes: number }>(
       `select q.code, p.size, octet_length(p.payload) as bytes from quarantine q join quarantine_payloads p on p.id = q.payload_id
@@ -151,7 +159,7 @@ describe.runIf(onBroker)('bounded memory for every message and request', () => {
     expect(kept.rows).toHaveLength(1)
     expect(kept.rows[0]!.bytes).toBe(4096)
     expect(kept.rows[0]!.size).toBeGreaterThan(8_000_000)
-    const after = await residentBytes(ingest.url)
+    const after = await residentBytes(block.ingest.url)
     process.stdout.write(
       `ingest bounds: 8 MB message, resident ${Math.round(before / 2 ** 20)} MB -> ${Math.round(after / 2 ** 20)} MB\n`,
     )
@@ -165,8 +173,8 @@ describe.runIf(onBroker)('bounded memory for every message and request', () => {
       Buffer.from(']'),
     ])
     const escaped = JSON.stringify([{ n: 'urn:campus:meter:900\u0000', t: BASE / 1000, v: 1 }])
-    await publisher.publishAsync(topic, raw, { qos: 1 })
-    await publisher.publishAsync(topic, escaped, { qos: 1 })
+    await block.publisher.publishAsync(topic, raw, { qos: 1 })
+    await block.publisher.publishAsync(topic, escaped, { qos: 1 })
     await good(910, BASE + 2 * QUARTER)
     const codes = await database.pool.query<{ code: string; payload: Buffer }>(
       `select q.code, p.payload from quarantine q join quarantine_payloads p on p.id = q.payload_id
@@ -184,7 +192,7 @@ describe.runIf(onBroker)('bounded memory for every message and request', () => {
     const taken = await postEncoded(gzipSync(pack), 'gzip')
     expect(taken.status).toBe(200)
     expect(await taken.json()).toMatchObject({ samples: 1 })
-    const before = await residentBytes(ingest.url)
+    const before = await residentBytes(block.ingest.url)
     // 256 MB of zeros in a quarter of a megabyte
     const bomb = gzipSync(Buffer.alloc(1 << 28))
     expect(bomb.length).toBeLessThan(300_000)
@@ -192,7 +200,7 @@ describe.runIf(onBroker)('bounded memory for every message and request', () => {
     expect(refused.status).toBe(413)
     expect(((await refused.json()) as { detail: string }).detail).toMatch(/more than 1048576 bytes once decompressed/)
     expect((await postEncoded(Buffer.from(pack), 'compress')).status).toBe(415)
-    expect((await residentBytes(ingest.url)) - before).toBeLessThan(64 * 2 ** 20)
+    expect((await residentBytes(block.ingest.url)) - before).toBeLessThan(64 * 2 ** 20)
   })
 
   it('a burst of large packs while nothing commits: the bytes held stay within INGEST_IN_FLIGHT_MB, then all are written', async () => {
@@ -204,14 +212,14 @@ describe.runIf(onBroker)('bounded memory for every message and request', () => {
       for (let k = 0; k < packs; k++) {
         const pack = paddedPack(911, BASE + (10 + k) * QUARTER, records)
         expect(pack.length).toBeGreaterThan(700_000)
-        await publisher.publishAsync(topic, pack, { qos: 1 })
+        await block.publisher.publishAsync(topic, pack, { qos: 1 })
       }
-      await eventually(async () => (await heldMessages(ingest.url)) >= 2, 'the first packs held')
+      await eventually(async () => (await heldMessages(block.ingest.url)) >= 2, 'the first packs held')
       // Mosquitto sends 20 messages ahead of their acknowledgement: without the bound all ten arrive
       // in well under a second; with it, the service stops reading past 2 MB (a chunk read may hold one more)
       const seen: number[] = []
       for (let i = 0; i < 10; i++) {
-        seen.push(await heldMessages(ingest.url))
+        seen.push(await heldMessages(block.ingest.url))
         await new Promise((resolve) => setTimeout(resolve, 200))
       }
       expect(Math.max(...seen)).toBeLessThanOrEqual(Math.ceil(IN_FLIGHT_MB / 0.7) + 1)
@@ -227,7 +235,7 @@ describe.runIf(onBroker)('bounded memory for every message and request', () => {
       'every pack written once the lock is gone',
       60_000,
     )
-    expect(await heldMessages(ingest.url)).toBe(0)
+    expect(await heldMessages(block.ingest.url)).toBe(0)
   })
 
   it('HTTP packs share the bound: past INGEST_IN_FLIGHT_MB a pack is answered 503 before its body is read', async () => {
@@ -245,13 +253,16 @@ describe.runIf(onBroker)('bounded memory for every message and request', () => {
       await eventually(async () => early.length >= 2, 'two packs answered')
       await delay(1000)
       expect(early).toEqual([503, 503])
-      expect(await scrapeMetric(ingest.url, 'ingest_held_bytes')).toBeGreaterThanOrEqual(IN_FLIGHT_MB * 2 ** 20)
+      expect(await scrapeMetric(block.ingest.url, 'ingest_held_bytes')).toBeGreaterThanOrEqual(IN_FLIGHT_MB * 2 ** 20)
       return sent
     })
     const statuses = (await Promise.all(answers)).map((r) => r.status).sort()
     expect(statuses).toEqual([200, 200, 200, 503, 503])
     // the refused ones, sent again once there is room, are taken
-    await eventually(async () => (await scrapeMetric(ingest.url, 'ingest_held_bytes')) === 0, 'the bytes released')
+    await eventually(
+      async () => (await scrapeMetric(block.ingest.url, 'ingest_held_bytes')) === 0,
+      'the bytes released',
+    )
     let taken = 0
     for (const pack of packs) {
       const again = await post(pack)
@@ -266,7 +277,7 @@ describe.runIf(onBroker)('bounded memory for every message and request', () => {
 
   it('a sender without a credential is answered 401 from its headers: its declared megabyte is never read', async () => {
     const answer = await new Promise<number>((resolve, reject) => {
-      const request = http.request(`${ingest.url}/ingest/senml`, {
+      const request = http.request(`${block.ingest.url}/ingest/senml`, {
         method: 'POST',
         headers: { 'content-type': 'application/senml+json', 'content-length': String(1_000_000) },
       })
@@ -281,6 +292,63 @@ describe.runIf(onBroker)('bounded memory for every message and request', () => {
       request.flushHeaders()
     })
     expect(answer).toBe(401)
-    expect(await scrapeMetric(ingest.url, 'ingest_held_bytes')).toBe(0)
+    expect(await scrapeMetric(block.ingest.url, 'ingest_held_bytes')).toBe(0)
+  })
+})
+
+describe.runIf(onBroker)('packs held as they came: parsed only ahead of their batch', () => {
+  const aheadRoot = testTopicRoot('ahead')
+  const block = ingestForBlock(aheadRoot, 64)
+
+  it('twenty packs of 1 MB held while nothing commits: the heap holds two batches of parsed samples, not twenty packs', async () => {
+    const meterTopic = senmlTopic('DL-CF-01', aheadRoot)
+    // ten days back: the packs' eight days of seconds end before the other tests' samples
+    const from = BASE - 10 * 96 * QUARTER
+    await block.publisher.publishAsync(
+      meterTopic,
+      JSON.stringify([{ n: 'urn:campus:meter:911', t: from / 1000, v: 1 }]),
+      {
+        qos: 1,
+      },
+    )
+    await eventually(
+      async () => (await count('meter_samples where meter_id = 911 and at = $1', [new Date(from)])) === 1,
+      'the first sample',
+    )
+    const packs = 20
+    const records = 35_000
+    const heapBefore = await scrapeMetric(block.ingest.url, 'nodejs_heap_size_used_bytes')
+    const heapDuring = await whileLocked(async () => {
+      for (let k = 0; k < packs; k++) {
+        // a base name and base time: about 1 MB for 35,000 records
+        const pack = JSON.stringify(
+          Array.from({ length: records }, (_, i) => ({
+            ...(i === 0 ? { bn: 'urn:campus:meter:', bt: from / 1000 + 1 + k * records } : {}),
+            n: '911',
+            t: i,
+            v: 2 + (i % 7),
+          })),
+        )
+        expect(pack.length).toBeGreaterThan(900_000)
+        await block.publisher.publishAsync(meterTopic, pack, { qos: 1 })
+      }
+      await eventually(async () => (await heldMessages(block.ingest.url)) === packs, 'every pack held')
+      return scrapeMetric(block.ingest.url, 'nodejs_heap_size_used_bytes')
+    })
+    process.stdout.write(
+      `ingest read-ahead: ${packs} packs of 1 MB held, heap used ${Math.round(heapBefore / 2 ** 20)} MB -> ${Math.round(heapDuring / 2 ** 20)} MB\n`,
+    )
+    // parsed as they came, twenty packs of 35,000 samples take over 100 MB of the 192 MB heap
+    expect(heapDuring - heapBefore).toBeLessThan(48 * 2 ** 20)
+    await eventually(
+      async () =>
+        (await count('meter_samples where meter_id = 911 and at > $1 and at <= $2', [
+          new Date(from),
+          new Date(from + packs * records * 1000),
+        ])) ===
+        packs * records,
+      'every pack written once the lock is gone',
+      120_000,
+    )
   })
 })
