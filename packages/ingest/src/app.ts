@@ -27,7 +27,7 @@ import {
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify'
 import Type from 'typebox'
-import type { HeldBytes } from './held-bytes.ts'
+import { HeldBytes } from './held-bytes.ts'
 import type { IngestMetrics } from './metrics.ts'
 import { ingestService } from './service.ts'
 import { type Writer, WriterUnavailable } from './writer.ts'
@@ -233,6 +233,9 @@ export async function buildIngestApp(options: IngestAppOptions): Promise<Fastify
 
   // the credential of each request, found from its headers before its body is read
   const credentials = new WeakMap<FastifyRequest, Credential>()
+  // HTTP packs hold half the bound at most: senders sending slowly (for up to the request timeout)
+  // never stop the broker's stream
+  const httpShare = new HeldBytes(Math.max(1, Math.floor(options.inFlight.limit / 2)))
   app.post(
     '/ingest/senml',
     {
@@ -249,13 +252,17 @@ export async function buildIngestApp(options: IngestAppOptions): Promise<Fastify
             { headers: { 'retry-after': String(wait) } },
           )
         }
-        if (options.inFlight.full()) {
+        if (options.inFlight.full() || httpShare.full()) {
           throw new DetailError(503, 'The service holds as many packs as it may until some are written; send again', {
             headers: { 'Retry-After': '5' },
           })
         }
         // held until the answer is sent (after the commit) or the sender leaves
-        reply.raw.once('close', options.inFlight.take(packBytes(request, options.maxBodyBytes)))
+        const bytes = packBytes(request, options.maxBodyBytes)
+        const releases = [options.inFlight.take(bytes), httpShare.take(bytes)]
+        reply.raw.once('close', () => {
+          for (const release of releases) release()
+        })
         credentials.set(request, credential)
       },
       schema: {
@@ -266,7 +273,8 @@ export async function buildIngestApp(options: IngestAppOptions): Promise<Fastify
           'converts from. Records that cannot be taken go to the quarantine with their reason (listed here); ' +
           'the others are written, all in one transaction. Needs an API key with a pattern under `/ingest/`, ' +
           'or an access token of the OAuth server with the `write_energy` scope, checked from the headers before the ' +
-          'body is read. 503 with Retry-After: the service holds as many bytes of packs as it may until some are ' +
+          'body is read. 503 with Retry-After: the service holds as many bytes of packs as it may (HTTP packs half ' +
+          'of INGEST_IN_FLIGHT_MB, MQTT messages the rest) until some are ' +
           'written, or the database cannot take the pack now; send it again.',
         security: [{ APIKeyHeader: [] }, { BearerToken: [] }],
         consumes: SENML_TYPES,

@@ -8,7 +8,7 @@
  */
 export class HeldBytes {
   private held = 0
-  private readonly limit: number
+  readonly limit: number
   private readonly waiting = new Set<() => void>()
 
   constructor(limit: number) {

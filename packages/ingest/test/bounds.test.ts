@@ -238,11 +238,11 @@ describe.runIf(onBroker)('bounded memory for every message and request', () => {
     expect(await heldMessages(block.ingest.url)).toBe(0)
   })
 
-  it('HTTP packs share the bound: past INGEST_IN_FLIGHT_MB a pack is answered 503 before its body is read', async () => {
+  it('HTTP packs hold half of INGEST_IN_FLIGHT_MB: past it a pack is answered 503 before its body is read, and MQTT goes on', async () => {
     await good(911, BASE + 29 * QUARTER)
     const packs = Array.from({ length: 5 }, (_, k) => paddedPack(911, BASE + (30 + k) * QUARTER))
     const answers = await whileLocked(async () => {
-      // the three first taken hold 2.1 MB past the 2 MB bound, and wait for the lock: the others are refused
+      // the two first taken hold 1.4 MB past HTTP's 1 MB, and wait for the lock: the others are refused
       const early: number[] = []
       const sent = packs.map((pack) =>
         post(pack).then((r) => {
@@ -250,14 +250,17 @@ describe.runIf(onBroker)('bounded memory for every message and request', () => {
           return r
         }),
       )
-      await eventually(async () => early.length >= 2, 'two packs answered')
+      await eventually(async () => early.length >= 3, 'three packs answered')
       await delay(1000)
-      expect(early).toEqual([503, 503])
-      expect(await scrapeMetric(block.ingest.url, 'ingest_held_bytes')).toBeGreaterThanOrEqual(IN_FLIGHT_MB * 2 ** 20)
+      expect(early).toEqual([503, 503, 503])
+      expect(await scrapeMetric(block.ingest.url, 'ingest_held_bytes')).toBeGreaterThanOrEqual(2 ** 20)
+      // the broker's stream still has room: a pack published now is read and held too
+      await block.publisher.publishAsync(topic, paddedPack(911, BASE + 36 * QUARTER), { qos: 1 })
+      await eventually(async () => (await heldMessages(block.ingest.url)) === 3, 'the MQTT pack held beside them')
       return sent
     })
     const statuses = (await Promise.all(answers)).map((r) => r.status).sort()
-    expect(statuses).toEqual([200, 200, 200, 503, 503])
+    expect(statuses).toEqual([200, 200, 503, 503, 503])
     // the refused ones, sent again once there is room, are taken
     await eventually(
       async () => (await scrapeMetric(block.ingest.url, 'ingest_held_bytes')) === 0,
@@ -269,9 +272,11 @@ describe.runIf(onBroker)('bounded memory for every message and request', () => {
       expect(again.status).toBe(200)
       taken += ((await again.json()) as { samples: number }).samples
     }
-    expect(taken).toBe(2 * 700)
-    expect(await count('meter_samples where meter_id = 911 and at >= $1', [new Date(BASE + 30 * QUARTER)])).toBe(
-      5 * 700,
+    expect(taken).toBe(3 * 700)
+    await eventually(
+      async () =>
+        (await count('meter_samples where meter_id = 911 and at >= $1', [new Date(BASE + 30 * QUARTER)])) === 6 * 700,
+      'the five HTTP packs and the MQTT pack stored',
     )
   })
 
