@@ -27,7 +27,7 @@ import {
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify'
 import Type from 'typebox'
-import { HeldBytes } from './held-bytes.ts'
+import { type HeldBytes, HttpShares } from './held-bytes.ts'
 import type { IngestMetrics } from './metrics.ts'
 import { ingestService } from './service.ts'
 import { type Writer, WriterUnavailable } from './writer.ts'
@@ -233,9 +233,7 @@ export async function buildIngestApp(options: IngestAppOptions): Promise<Fastify
 
   // the credential of each request, found from its headers before its body is read
   const credentials = new WeakMap<FastifyRequest, Credential>()
-  // HTTP packs hold half the bound at most: senders sending slowly (for up to the request timeout)
-  // never stop the broker's stream
-  const httpShare = new HeldBytes(Math.max(1, Math.floor(options.inFlight.limit / 2)))
+  const shares = new HttpShares(options.inFlight)
   app.post(
     '/ingest/senml',
     {
@@ -252,17 +250,14 @@ export async function buildIngestApp(options: IngestAppOptions): Promise<Fastify
             { headers: { 'retry-after': String(wait) } },
           )
         }
-        if (options.inFlight.full() || httpShare.full()) {
+        const release = shares.take(credential.name, packBytes(request, options.maxBodyBytes))
+        if (!release) {
           throw new DetailError(503, 'The service holds as many packs as it may until some are written; send again', {
             headers: { 'Retry-After': '5' },
           })
         }
         // held until the answer is sent (after the commit) or the sender leaves
-        const bytes = packBytes(request, options.maxBodyBytes)
-        const releases = [options.inFlight.take(bytes), httpShare.take(bytes)]
-        reply.raw.once('close', () => {
-          for (const release of releases) release()
-        })
+        reply.raw.once('close', release)
         credentials.set(request, credential)
       },
       schema: {
@@ -274,7 +269,7 @@ export async function buildIngestApp(options: IngestAppOptions): Promise<Fastify
           'the others are written, all in one transaction. Needs an API key with a pattern under `/ingest/`, ' +
           'or an access token of the OAuth server with the `write_energy` scope, checked from the headers before the ' +
           'body is read. 503 with Retry-After: the service holds as many bytes of packs as it may (HTTP packs half ' +
-          'of INGEST_IN_FLIGHT_MB, MQTT messages the rest) until some are ' +
+          'of INGEST_IN_FLIGHT_MB, one credential a quarter) until some are ' +
           'written, or the database cannot take the pack now; send it again.',
         security: [{ APIKeyHeader: [] }, { BearerToken: [] }],
         consumes: SENML_TYPES,

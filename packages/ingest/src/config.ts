@@ -103,7 +103,7 @@ const IngestConfigSchema = Type.Object({
     maximum: 1024,
     default: DEFAULT_IN_FLIGHT_MB,
     description:
-      'Megabytes of packs (MQTT messages and HTTP bodies) held ahead of their commit: past it the service reads nothing more from the broker and answers a POST 503 (HTTP packs hold half of it at most), until commits free room (the receive maximum bounds messages, this their bytes)',
+      'Megabytes of packs (MQTT messages and HTTP bodies) held ahead of their commit: past it the service reads nothing more from the broker and answers a POST 503 (HTTP packs hold half of it at most, one credential a quarter), until commits free room (the receive maximum bounds messages, this their bytes)',
   }),
   INGEST_WRITERS: Type.Integer({
     minimum: 1,

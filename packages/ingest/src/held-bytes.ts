@@ -42,3 +42,35 @@ export class HeldBytes {
     return () => this.waiting.delete(resume)
   }
 }
+
+/**
+ * The HTTP packs' part of the bound: half of it for HTTP alone, so that senders sending slowly (for
+ * up to the request timeout) never stop the broker's stream, and a quarter for one credential, so
+ * that one gateway never holds up the others.
+ */
+export class HttpShares {
+  private readonly bound: HeldBytes
+  private readonly http: HeldBytes
+  private readonly perCredential = new Map<string, HeldBytes>()
+
+  constructor(bound: HeldBytes) {
+    this.bound = bound
+    this.http = new HeldBytes(Math.max(1, Math.floor(bound.limit / 2)))
+  }
+
+  /** Counts a pack of `credential`: its release (once, whenever called), or undefined when a share is full. */
+  take(credential: string, bytes: number): (() => void) | undefined {
+    let own = this.perCredential.get(credential)
+    if (this.bound.full() || this.http.full() || own?.full()) return undefined
+    if (!own) {
+      own = new HeldBytes(Math.max(1, Math.floor(this.bound.limit / 4)))
+      this.perCredential.set(credential, own)
+    }
+    const mine = own
+    const releases = [this.bound.take(bytes), this.http.take(bytes), mine.take(bytes)]
+    return () => {
+      for (const release of releases) release()
+      if (mine.bytes() === 0 && this.perCredential.get(credential) === mine) this.perCredential.delete(credential)
+    }
+  }
+}

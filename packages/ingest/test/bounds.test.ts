@@ -1,6 +1,7 @@
 import http from 'node:http'
 import { setTimeout as delay } from 'node:timers/promises'
 import { gzipSync } from 'node:zlib'
+import { createApiKey } from '@campus/energy-data/live'
 import { launchService, type RunningService } from '@campus/shared'
 import { needsService, scrapeMetric } from '@campus/shared/testing'
 import mqtt from 'mqtt'
@@ -238,45 +239,60 @@ describe.runIf(onBroker)('bounded memory for every message and request', () => {
     expect(await heldMessages(block.ingest.url)).toBe(0)
   })
 
-  it('HTTP packs hold half of INGEST_IN_FLIGHT_MB: past it a pack is answered 503 before its body is read, and MQTT goes on', async () => {
+  it('HTTP packs hold a quarter of INGEST_IN_FLIGHT_MB for one credential, half for all: past it 503 before the body is read, and MQTT goes on', async () => {
     await good(911, BASE + 29 * QUARTER)
-    const packs = Array.from({ length: 5 }, (_, k) => paddedPack(911, BASE + (30 + k) * QUARTER))
+    const keys = [writeKey]
+    for (const name of ['gateway-b', 'gateway-c']) {
+      keys.push((await createApiKey(database.db, { name, endpoints: ['/ingest/*'] })).key)
+    }
+    // five packs of the first gateway, one of each other (720 kB each, 2 MB in all: HTTP's 1 MB, 512 kB a gateway)
+    const sends = [0, 0, 0, 0, 0, 1, 2].map((gateway, k) => ({
+      gateway,
+      pack: paddedPack(911, BASE + (30 + k) * QUARTER),
+    }))
+    const answered = new Map<number, number>()
+    const send = (k: number) =>
+      post(sends[k]!.pack, { 'x-api-key': keys[sends[k]!.gateway]! }).then((r) => {
+        answered.set(k, r.status)
+        return r
+      })
     const answers = await whileLocked(async () => {
-      // the two first taken hold 1.4 MB past HTTP's 1 MB, and wait for the lock: the others are refused
-      const early: number[] = []
-      const sent = packs.map((pack) =>
-        post(pack).then((r) => {
-          early.push(r.status)
-          return r
-        }),
-      )
-      await eventually(async () => early.length >= 3, 'three packs answered')
+      // the first gateway's first pack is taken and waits for the lock, its four others are refused
+      const first = [0, 1, 2, 3, 4].map(send)
+      await eventually(async () => answered.size >= 4, "four of the first gateway's packs answered")
+      // another gateway still has its share; a third finds HTTP's half full
+      const others = [send(5)]
+      await delay(500)
+      others.push(send(6))
+      await eventually(async () => answered.size >= 5, "the third gateway's pack answered")
       await delay(1000)
-      expect(early).toEqual([503, 503, 503])
+      expect([...answered.values()]).toEqual([503, 503, 503, 503, 503])
+      expect(answered.has(0) || answered.has(5)).toBe(false)
       expect(await scrapeMetric(block.ingest.url, 'ingest_held_bytes')).toBeGreaterThanOrEqual(2 ** 20)
       // the broker's stream still has room: a pack published now is read and held too
-      await block.publisher.publishAsync(topic, paddedPack(911, BASE + 36 * QUARTER), { qos: 1 })
+      await block.publisher.publishAsync(topic, paddedPack(911, BASE + 37 * QUARTER), { qos: 1 })
       await eventually(async () => (await heldMessages(block.ingest.url)) === 3, 'the MQTT pack held beside them')
-      return sent
+      return [...first, ...others]
     })
-    const statuses = (await Promise.all(answers)).map((r) => r.status).sort()
-    expect(statuses).toEqual([200, 200, 503, 503, 503])
+    await Promise.all(answers)
+    expect(answered.get(0)).toBe(200)
+    expect(answered.get(5)).toBe(200)
     // the refused ones, sent again once there is room, are taken
     await eventually(
       async () => (await scrapeMetric(block.ingest.url, 'ingest_held_bytes')) === 0,
       'the bytes released',
     )
     let taken = 0
-    for (const pack of packs) {
-      const again = await post(pack)
+    for (const k of [1, 2, 3, 4, 6]) {
+      const again = await send(k)
       expect(again.status).toBe(200)
       taken += ((await again.json()) as { samples: number }).samples
     }
-    expect(taken).toBe(3 * 700)
+    expect(taken).toBe(5 * 700)
     await eventually(
       async () =>
-        (await count('meter_samples where meter_id = 911 and at >= $1', [new Date(BASE + 30 * QUARTER)])) === 6 * 700,
-      'the five HTTP packs and the MQTT pack stored',
+        (await count('meter_samples where meter_id = 911 and at >= $1', [new Date(BASE + 30 * QUARTER)])) === 8 * 700,
+      'the seven HTTP packs and the MQTT pack stored',
     )
   })
 
