@@ -70,11 +70,15 @@ const DECODERS: Record<string, (body: Buffer, maxOutputLength: number) => Buffer
 }
 const ENCODINGS = ['identity', ...Object.keys(DECODERS)]
 
-/** The pack as sent: decompressed (bounded) when the gateway compressed it. */
-function decoded(request: FastifyRequest, body: Buffer, maxBytes: number): Buffer {
-  const encoding = String(request.headers['content-encoding'] ?? 'identity')
+/** The Content-Encoding a pack declares, `identity` when none. */
+const encodingOf = (request: FastifyRequest): string =>
+  String(request.headers['content-encoding'] ?? 'identity')
     .trim()
     .toLowerCase()
+
+/** The pack as sent: decompressed (bounded) when the gateway compressed it. */
+function decoded(request: FastifyRequest, body: Buffer, maxBytes: number): Buffer {
+  const encoding = encodingOf(request)
   if (encoding === 'identity') return body
   const decode = DECODERS[encoding]
   if (!decode) {
@@ -129,10 +133,7 @@ type Credential = { name: string; keyId?: number }
 function packBytes(request: FastifyRequest, maxBytes: number): number {
   const declared = Number(request.headers['content-length'])
   const body = Number.isSafeInteger(declared) && declared >= 0 ? Math.min(declared, maxBytes) : maxBytes
-  const encoding = String(request.headers['content-encoding'] ?? 'identity')
-    .trim()
-    .toLowerCase()
-  return encoding === 'identity' ? body : body + maxBytes
+  return encodingOf(request) === 'identity' ? body : body + maxBytes
 }
 
 /**
@@ -268,9 +269,9 @@ export async function buildIngestApp(options: IngestAppOptions): Promise<Fastify
           'converts from. Records that cannot be taken go to the quarantine with their reason (listed here); ' +
           'the others are written, all in one transaction. Needs an API key with a pattern under `/ingest/`, ' +
           'or an access token of the OAuth server with the `write_energy` scope, checked from the headers before the ' +
-          'body is read. 503 with Retry-After: the service holds as many bytes of packs as it may (HTTP packs half ' +
-          'of INGEST_IN_FLIGHT_MB, one credential a quarter) until some are ' +
-          'written, or the database cannot take the pack now; send it again.',
+          'body is read. 503 with Retry-After: the service holds as many bytes of packs as it may until some are ' +
+          'written (HTTP packs half of INGEST_IN_FLIGHT_MB, one credential a quarter), or the database cannot take ' +
+          'the pack now; send it again.',
         security: [{ APIKeyHeader: [] }, { BearerToken: [] }],
         consumes: SENML_TYPES,
         headers: Type.Object({

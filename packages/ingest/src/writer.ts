@@ -76,8 +76,8 @@ export class WriterUnavailable extends Error {
 /**
  * The one writer of live messages: each is read ahead of its batch (its pack parsed while earlier
  * ones are written; only the next two batches' worth, since a parsed sample takes several times
- * its bytes and the bytes held are what INGEST_IN_FLIGHT_MB bounds), then taken with every message that arrived meanwhile in one transaction (group
- * commit), and acknowledged, in the order they came, only once committed: a message held here when
+ * its bytes and the bytes held are what INGEST_IN_FLIGHT_MB bounds), then taken with every message
+ * that arrived meanwhile in one transaction (group commit), and acknowledged, in the order they came, only once committed: a message held here when
  * the process dies is redelivered by the broker. While the database cannot be reached a broker's
  * messages are written again and again (backing off); an HTTP sender is answered at once and sends
  * again. A batch the database refuses for its content is split until the message it refuses is
